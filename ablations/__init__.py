@@ -1,0 +1,1 @@
+"""ablations: one small module per research question (built on `experiments`; a later issue)."""

@@ -1,0 +1,139 @@
+"""Shared machinery of the frozen config dataclasses: validation helpers, dict round-trip, content hash.
+
+No torch here: configs are built, validated and hashed long before (and far from) any model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import json
+import types
+import typing
+from typing import Any, Iterable, Mapping
+
+
+class ConfigError(ValueError):
+    """A config value is invalid; the message names the field, the value and what would be valid."""
+
+
+def closest(value: str, options: Iterable[str]) -> str | None:
+    """The option most like `value` (for 'did you mean' hints), or None when nothing is close."""
+    matches = difflib.get_close_matches(str(value), list(options), n=1, cutoff=0.5)
+    return matches[0] if matches else None
+
+
+def check_choice(owner: str, field: str, value: Any, options: Iterable[str]) -> None:
+    """Raise ConfigError unless `value` is one of `options`, suggesting the closest one."""
+    options = list(options)
+    if value in options:
+        return
+    hint = closest(value, options) if isinstance(value, str) else None
+    suggestion = f" Did you mean {hint!r}?" if hint else ""
+    raise ConfigError(
+        f"{owner}.{field}={value!r} is not a valid choice; valid options: {', '.join(map(repr, options))}.{suggestion}"
+    )
+
+
+def check(condition: bool, owner: str, field: str, value: Any, requirement: str) -> None:
+    """Raise ConfigError naming field and value unless `condition` holds; `requirement` says what would."""
+    if not condition:
+        raise ConfigError(f"{owner}.{field}={value!r} is invalid: {requirement}.")
+
+
+def check_positive(owner: str, field: str, value: Any, allow_none: bool = False, allow_zero: bool = False) -> None:
+    """Positive (or non-negative with allow_zero) number, optionally None."""
+    if value is None and allow_none:
+        return
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (value >= 0 if allow_zero else value > 0)
+    bound = "non-negative" if allow_zero else "positive"
+    check(ok, owner, field, value, f"must be a {bound} number" + (" or None" if allow_none else ""))
+
+
+def check_int(owner: str, field: str, value: Any, minimum: int = 1, allow_none: bool = False) -> None:
+    """An int ≥ minimum (optionally None); bools are rejected even though they are ints."""
+    if value is None and allow_none:
+        return
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+    check(ok, owner, field, value, f"must be an integer ≥ {minimum}" + (" or None" if allow_none else ""))
+
+
+def literal_options(cls: type, field: str) -> tuple[str, ...]:
+    """The allowed strings of a `Literal[...]` field, read from the type hints (one source of truth)."""
+    hint = typing.get_type_hints(cls)[field]
+    return typing.get_args(hint)
+
+
+def _base_type(hint: Any) -> tuple[Any, bool]:
+    """(underlying type, optional?) for a field annotation such as `int | None` or `Literal[...]`."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        return (args[0] if len(args) == 1 else hint), True
+    return hint, False
+
+
+def parse_field_value(cls: type, field: str, text: str) -> Any:
+    """Parse a command-line string (`--set field=value`) into the field's declared type."""
+    hint, optional = _base_type(typing.get_type_hints(cls)[field])
+    if optional and text.strip().lower() in ("none", "null", ""):
+        return None
+    if typing.get_origin(hint) is typing.Literal:
+        return text
+    if hint is bool:
+        lowered = text.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"{cls.__name__}.{field}={text!r} is invalid: expected true or false.")
+    if hint is int:
+        try:
+            return int(text)
+        except ValueError:
+            try:
+                as_float = float(text)
+            except ValueError:
+                as_float = None
+            if as_float is not None and as_float.is_integer():
+                return int(as_float)
+            raise ConfigError(f"{cls.__name__}.{field}={text!r} is invalid: expected an integer.") from None
+    if hint is float:
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(f"{cls.__name__}.{field}={text!r} is invalid: expected a number.") from None
+    return text
+
+
+class ConfigBase:
+    """Mixin for frozen config dataclasses: `to_dict`, `from_dict`, `replace`, `content_hash`."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able dict of every field (derived fields already resolved)."""
+        return dataclasses.asdict(self)  # type: ignore[arg-type]
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]):
+        """Build from a dict; unknown keys are an error that lists the valid ones."""
+        unknown = [k for k in data if k not in cls.field_names()]
+        if unknown:
+            hints = [f"{k!r} (did you mean {closest(k, cls.field_names())!r}?)" if closest(k, cls.field_names()) else repr(k) for k in unknown]
+            raise ConfigError(
+                f"{cls.__name__} has no field {', '.join(hints)}; valid fields: {', '.join(cls.field_names())}."
+            )
+        return cls(**dict(data))
+
+    def replace(self, **changes: Any):
+        """A copy with some fields changed (validated again). Unknown names are an error."""
+        return type(self).from_dict({**self.to_dict(), **changes})
+
+    def content_hash(self) -> str:
+        """Stable 16-hex-digit hash of the canonical JSON of the fields: equal configs, equal keys."""
+        canonical = json.dumps({"type": type(self).__name__, **self.to_dict()}, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]

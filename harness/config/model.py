@@ -1,0 +1,160 @@
+"""`ModelConfig`: every architecture switch of the decoder, as one flat frozen dataclass of plain values.
+
+Users write these field names in ablation grids, so they are the product's vocabulary: keep them stable.
+Derived fields (`n_kv_heads`, `head_dim`, `d_ff`) are resolved at construction, so a config that spells
+out the defaults and one that leaves them to derivation are equal and hash the same.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from harness.config.base import (
+    ConfigBase,
+    check,
+    check_choice,
+    check_int,
+    check_positive,
+    literal_options,
+)
+
+Mlp = Literal["relu", "gelu", "swiglu", "geglu"]
+Norm = Literal["layernorm", "rmsnorm"]
+NormPosition = Literal["pre", "post", "sandwich", "reordered", "parallel"]
+QKNorm = Literal["none", "rmsnorm", "layernorm"]
+QKNormScope = Literal["head", "full"]
+Positions = Literal["rope", "nope", "learned"]
+Bias = Literal["none", "qkv", "all"]
+GeluApproximate = Literal["none", "tanh"]
+
+GLU_MLPS = ("swiglu", "geglu")
+
+
+def derived_d_ff(d_model: int, mlp: str, multiple_of: int) -> int:
+    """4·d for a dense MLP; 8/3·d rounded up to `multiple_of` for a GLU (iso-parameter with 4·d)."""
+    if mlp in GLU_MLPS:
+        return multiple_of * math.ceil(8 * d_model / 3 / multiple_of)
+    return 4 * d_model
+
+
+@dataclass(frozen=True)
+class ModelConfig(ConfigBase):
+    """One decoder-only transformer. See README's switch table for what each field means."""
+
+    vocab_size: int = 4096
+    d_model: int = 128
+    n_layers: int = 4
+    n_heads: int = 4
+    n_kv_heads: int | None = None  # None: = n_heads (MHA); 1 is MQA; in between is GQA
+    head_dim: int | None = None  # None: d_model // n_heads
+    d_ff: int | None = None  # None: derived by `derived_d_ff`
+    mlp: Mlp = "swiglu"
+    n_experts: int = 1  # > 1 turns the MLP into a top-k routed mixture of experts of `mlp` type
+    moe_top_k: int = 2
+    norm: Norm = "rmsnorm"
+    norm_eps: float = 1e-5
+    norm_position: NormPosition = "pre"
+    qk_norm: QKNorm = "none"
+    attn_softcap: float | None = None  # c·tanh(logit/c) on attention logits, before the causal mask
+    final_softcap: float | None = None  # the same on the output logits
+    attn_sinks: bool = False  # learned per-head sink logit in the softmax denominator (gpt-oss)
+    positions: Positions = "rope"
+    rope_theta: float = 10000.0
+    nope_every: int = 0  # k > 0: every k-th layer (k, 2k, ...) skips RoPE (iRoPE); 0: none
+    max_seq_len: int = 256
+    bias: Bias = "none"
+    tie_embeddings: bool = True
+    init_std: float = 0.02
+    scaled_init: bool = True  # output projections get std / sqrt(2·n_layers) (GPT-2)
+    # Switches that Hugging Face families need; ordinary fields, so they can be ablated too.
+    ffn_multiple_of: int = 64  # GLU hidden size rounding when d_ff is derived
+    qk_norm_scope: QKNormScope = "head"  # head: one γ of head_dim shared by heads; full: over all heads (OLMo 2)
+    norm_unit_offset: bool = False  # norm weight is stored as w and applied as (1 + w) (Gemma)
+    scale_embeddings: bool = False  # multiply token embeddings by sqrt(d_model) (Gemma)
+    attn_scale: float | None = None  # None: 1/sqrt(head_dim); Gemma 2: query_pre_attn_scalar ** -0.5
+    gelu_approximate: GeluApproximate = "none"  # 'tanh' for GPT-2's gelu_new and Gemma's gelu_pytorch_tanh
+    sliding_window: int | None = None  # local attention window (tokens) on non-global layers
+    global_every: int = 0  # with sliding_window: every k-th layer attends globally; 0: all layers local
+
+    def __post_init__(self) -> None:
+        name = type(self).__name__
+        for field in ("vocab_size", "d_model", "n_layers", "n_heads", "max_seq_len", "n_experts", "ffn_multiple_of"):
+            check_int(name, field, getattr(self, field))
+        for field in ("n_kv_heads", "head_dim", "d_ff", "sliding_window"):
+            check_int(name, field, getattr(self, field), allow_none=True)
+        for field in ("moe_top_k",):
+            check_int(name, field, getattr(self, field))
+        for field in ("nope_every", "global_every"):
+            check_int(name, field, getattr(self, field), minimum=0)
+        for field in ("mlp", "norm", "norm_position", "qk_norm", "qk_norm_scope", "positions", "bias", "gelu_approximate"):
+            check_choice(name, field, getattr(self, field), literal_options(type(self), field))
+        for field in ("attn_softcap", "final_softcap", "attn_scale"):
+            check_positive(name, field, getattr(self, field), allow_none=True)
+        for field in ("norm_eps", "rope_theta", "init_std"):
+            check_positive(name, field, getattr(self, field))
+        for field in ("attn_sinks", "tie_embeddings", "scaled_init", "norm_unit_offset", "scale_embeddings"):
+            check(isinstance(getattr(self, field), bool), name, field, getattr(self, field), "must be true or false")
+
+        if self.n_kv_heads is None:
+            object.__setattr__(self, "n_kv_heads", self.n_heads)
+        check(
+            self.n_heads % self.n_kv_heads == 0,
+            name, "n_kv_heads", self.n_kv_heads,
+            f"n_heads={self.n_heads} must be divisible by n_kv_heads (valid: "
+            f"{', '.join(str(k) for k in range(1, self.n_heads + 1) if self.n_heads % k == 0)})",
+        )
+        if self.head_dim is None:
+            check(
+                self.d_model % self.n_heads == 0,
+                name, "n_heads", self.n_heads,
+                f"d_model={self.d_model} must be divisible by n_heads, or set head_dim explicitly",
+            )
+            object.__setattr__(self, "head_dim", self.d_model // self.n_heads)
+        if self.positions == "rope":
+            check(
+                self.head_dim % 2 == 0,
+                name, "head_dim", self.head_dim,
+                "RoPE rotates channel pairs, so head_dim must be even (or use positions='nope'/'learned')",
+            )
+        if self.d_ff is None:
+            object.__setattr__(self, "d_ff", derived_d_ff(self.d_model, self.mlp, self.ffn_multiple_of))
+        check(
+            self.moe_top_k <= self.n_experts or self.n_experts == 1,
+            name, "moe_top_k", self.moe_top_k, f"must be ≤ n_experts={self.n_experts}",
+        )
+        check(
+            self.nope_every == 0 or self.positions == "rope",
+            name, "nope_every", self.nope_every, "interleaved NoPE layers only make sense with positions='rope'",
+        )
+        check(
+            self.global_every == 0 or self.sliding_window is not None,
+            name, "global_every", self.global_every, "needs sliding_window to be set",
+        )
+        check(
+            self.qk_norm != "none" or self.qk_norm_scope == "head",
+            name, "qk_norm_scope", self.qk_norm_scope, "only applies when qk_norm is 'rmsnorm' or 'layernorm'",
+        )
+
+    @property
+    def is_moe(self) -> bool:
+        return self.n_experts > 1
+
+    @property
+    def is_glu(self) -> bool:
+        return self.mlp in GLU_MLPS
+
+    def layer_uses_rope(self, layer: int) -> bool:
+        """Whether 0-based `layer` rotates q/k: RoPE models skip it on every `nope_every`-th layer."""
+        if self.positions != "rope":
+            return False
+        return self.nope_every == 0 or (layer + 1) % self.nope_every != 0
+
+    def layer_window(self, layer: int) -> int | None:
+        """Sliding-window size of 0-based `layer`, or None for full causal attention."""
+        if self.sliding_window is None:
+            return None
+        if self.global_every and (layer + 1) % self.global_every == 0:
+            return None
+        return self.sliding_window
