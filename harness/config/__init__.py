@@ -2,5 +2,6 @@
 
 from harness.config.base import ConfigError
 from harness.config.model import ModelConfig
+from harness.config.train import TrainConfig
 
-__all__ = ["ConfigError", "ModelConfig"]
+__all__ = ["ConfigError", "ModelConfig", "TrainConfig"]

@@ -1,0 +1,46 @@
+"""TrainConfig validation: bad values fail at construction with a message naming field and fix."""
+
+import pytest
+
+from harness.config import ConfigError, TrainConfig
+
+
+def test_defaults_round_trip_and_hash_is_stable():
+    config = TrainConfig()
+    assert TrainConfig.from_dict(config.to_dict()) == config
+    assert TrainConfig().content_hash() == config.content_hash()
+    assert config.replace(lr=2e-3).content_hash() != config.content_hash()
+
+
+@pytest.mark.parametrize("lr", [0, -1e-3, float("inf")])
+def test_non_positive_or_infinite_lr_is_rejected(lr):
+    with pytest.raises(ConfigError, match="TrainConfig.lr"):
+        TrainConfig(lr=lr)
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"schedule": "cosin"}, "schedule"),
+        ({"wd_mode": "decoupled"}, "wd_mode"),
+        ({"precision": "fp16"}, "precision"),
+        ({"min_lr": 1e-2}, "min_lr"),
+        ({"adam_beta2": 1.0}, "adam_beta2"),
+        ({"divergence_factor": 1.0}, "divergence_factor"),
+        ({"steps": 0}, "steps"),
+        ({"grad_clip": 0.0}, "grad_clip"),
+        ({"compile": "yes"}, "compile"),
+    ],
+)
+def test_invalid_fields_name_themselves(changes, field):
+    with pytest.raises(ConfigError, match=f"TrainConfig.{field}"):
+        TrainConfig(**changes)
+
+
+def test_choice_error_suggests_closest_option():
+    with pytest.raises(ConfigError, match="Did you mean 'cosine'"):
+        TrainConfig(schedule="cosin")
+
+
+def test_tokens_per_step_counts_accumulated_micro_batches():
+    assert TrainConfig(batch_size=4, seq_len=32, grad_accum=3).tokens_per_step == 4 * 32 * 3
