@@ -1,0 +1,106 @@
+"""Causal self-attention: MHA, GQA and MQA with QK-norm, RoPE, soft-capping, sinks and sliding windows.
+
+Order inside: project → QK-norm → rotate → (scale · q·kᵀ) → soft-cap → mask → softmax (+ sink) → · v.
+Two kernels: `F.scaled_dot_product_attention` whenever the arm allows (is_causal when no mask is needed),
+and an eager path only when a soft-cap or sinks change the softmax, which SDPA cannot express.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from harness.config.model import ModelConfig
+from harness.model.cache import KVCache
+from harness.model.positions import Rotation, apply_rope
+from harness.model.softcap import soft_cap
+
+
+def allowed_keys(n_queries: int, n_keys: int, window: int | None, device: torch.device) -> torch.Tensor:
+    """(T, S) bool: query i (at position S - T + i) may see key j iff j ≤ i and, with a window, i - j < window."""
+    query_pos = torch.arange(n_keys - n_queries, n_keys, device=device)[:, None]  # (T, 1)
+    key_pos = torch.arange(n_keys, device=device)[None, :]  # (1, S)
+    allowed = key_pos <= query_pos
+    if window is not None:
+        allowed = allowed & (key_pos > query_pos - window)
+    return allowed
+
+
+class Attention(nn.Module):
+    """One layer's attention. Receives its norms (Identity when off) and reads its layer's window/RoPE use."""
+
+    def __init__(self, cfg: ModelConfig, layer: int, q_norm: nn.Module, k_norm: nn.Module, bias: frozenset[str]) -> None:
+        super().__init__()
+        self.layer = layer
+        self.n_heads, self.n_kv_heads, self.head_dim = cfg.n_heads, cfg.n_kv_heads, cfg.head_dim
+        self.q_proj = nn.Linear(cfg.d_model, cfg.n_heads * cfg.head_dim, bias="q" in bias)
+        self.k_proj = nn.Linear(cfg.d_model, cfg.n_kv_heads * cfg.head_dim, bias="k" in bias)
+        self.v_proj = nn.Linear(cfg.d_model, cfg.n_kv_heads * cfg.head_dim, bias="v" in bias)
+        self.o_proj = nn.Linear(cfg.n_heads * cfg.head_dim, cfg.d_model, bias="o" in bias)
+        self.q_norm, self.k_norm = q_norm, k_norm
+        self.qk_norm_full = cfg.qk_norm_scope == "full"
+        self.sinks = nn.Parameter(torch.zeros(cfg.n_heads)) if cfg.attn_sinks else None
+        self.scale = cfg.attn_scale if cfg.attn_scale is not None else cfg.head_dim**-0.5
+        self.softcap = cfg.attn_softcap
+        self.window = cfg.layer_window(layer)
+        self.uses_rope = cfg.layer_uses_rope(layer)
+        self.path = "eager" if self.softcap is not None or self.sinks is not None else "sdpa"
+        self.capture_qk = False
+        self.captured_q: torch.Tensor | None = None
+        self.captured_k: torch.Tensor | None = None
+
+    def _heads(self, x: torch.Tensor, proj: nn.Linear, norm: nn.Module, n_heads: int) -> torch.Tensor:
+        """(B, T, d) → (B, n_heads, T, D), normalized over all heads (full scope) or per head."""
+        batch, seq, _ = x.shape
+        h = proj(x)  # (B, T, n·D)
+        if self.qk_norm_full:
+            h = norm(h)
+        h = h.view(batch, seq, n_heads, self.head_dim)
+        if not self.qk_norm_full:
+            h = norm(h)
+        return h.transpose(1, 2)
+
+    def forward(self, x: torch.Tensor, rotation: Rotation | None, cache: KVCache | None = None) -> torch.Tensor:
+        """x (B, T, d) → (B, T, d); with a cache, x holds only the new tokens."""
+        batch, seq, _ = x.shape
+        q = self._heads(x, self.q_proj, self.q_norm, self.n_heads)  # (B, H, T, D)
+        k = self._heads(x, self.k_proj, self.k_norm, self.n_kv_heads)  # (B, Hkv, T, D)
+        v = self.v_proj(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, Hkv, T, D)
+        if self.uses_rope:
+            q, k = apply_rope(q, rotation), apply_rope(k, rotation)
+        if self.capture_qk:
+            self.captured_q, self.captured_k = q.detach(), k.detach()
+        if cache is not None:
+            k, v = cache.update(self.layer, k, v)  # (B, Hkv, S, D)
+        out = self._eager(q, k, v) if self.path == "eager" else self._sdpa(q, k, v)  # (B, H, T, D)
+        return self.o_proj(out.transpose(1, 2).reshape(batch, seq, self.n_heads * self.head_dim))
+
+    def _sdpa(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        n_queries, n_keys = q.shape[2], k.shape[2]
+        if self.window is None and n_queries == n_keys:
+            mask, causal = None, True
+        else:
+            mask, causal = allowed_keys(n_queries, n_keys, self.window, q.device), False
+        return F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, is_causal=causal, scale=self.scale, enable_gqa=self.n_kv_heads != self.n_heads
+        )
+
+    def _eager(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        batch, _, n_queries, _ = q.shape
+        n_keys, groups = k.shape[2], self.n_heads // self.n_kv_heads
+        # Query head h reads KV head h // groups: fold the group into the query axis instead of copying K/V.
+        q = q.reshape(batch, self.n_kv_heads, groups * n_queries, self.head_dim)  # (B, Hkv, G·T, D)
+        scores = (q @ k.transpose(-1, -2)).float() * self.scale  # (B, Hkv, G·T, S)
+        scores = scores.view(batch, self.n_kv_heads, groups, n_queries, n_keys)  # (B, Hkv, G, T, S)
+        if self.softcap is not None:
+            scores = soft_cap(scores, self.softcap)  # before the mask, so masked logits stay -inf
+        scores = scores.masked_fill(~allowed_keys(n_queries, n_keys, self.window, q.device), float("-inf"))
+        if self.sinks is None:
+            probs = scores.softmax(dim=-1)
+        else:
+            # gpt-oss: the sink is one more logit in the denominator, with no value behind it.
+            sinks = self.sinks.float().view(1, self.n_kv_heads, groups, 1, 1).expand(batch, -1, -1, n_queries, 1)
+            probs = torch.cat((scores, sinks), dim=-1).softmax(dim=-1)[..., :-1]
+        probs = probs.to(v.dtype).view(batch, self.n_kv_heads, groups * n_queries, n_keys)
+        return (probs @ v).view(batch, self.n_heads, n_queries, self.head_dim)  # (B, H, T, D)
