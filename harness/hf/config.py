@@ -1,0 +1,226 @@
+"""Read a Hugging Face `config.json` dict into our `ModelConfig`, or refuse naming what we cannot express.
+
+Torch- and transformers-free, so `harness calc --hf-config` stays instant. Every field is mapped exactly as
+transformers 5.x reads it (same defaults for omitted keys, same precedence of `rope_scaling` over
+`rope_parameters` over `rope_theta`), because an import whose logits drift is worse than a refusal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from harness.config import ConfigError, ModelConfig
+from harness.hf.families import ARCHITECTURE_FAMILIES, EXPERT_COUNT_KEYS, FAMILY_DEFAULTS
+
+# Hugging Face activation name → (our mlp in a gated family, our mlp in GPT-2's dense one, gelu_approximate);
+# None where we have no such MLP (no dense SiLU, no ReLU-gated GLU).
+_ACTIVATIONS: dict[str, tuple[str | None, str | None, str]] = {
+    "silu": ("swiglu", None, "none"),
+    "swish": ("swiglu", None, "none"),
+    "gelu": ("geglu", "gelu", "none"),
+    "gelu_new": ("geglu", "gelu", "tanh"),
+    "gelu_pytorch_tanh": ("geglu", "gelu", "tanh"),
+    "relu": (None, "relu", "none"),
+}
+
+
+@dataclass(frozen=True)
+class _HFConfig:
+    """One config dict with its family's defaults, and the policy for features we cannot express."""
+
+    raw: Mapping[str, Any]
+    family: str
+    strict: bool
+
+    def get(self, key: str) -> Any:
+        """The value transformers would use: the dict's, else the family config class's default."""
+        return self.raw[key] if key in self.raw else FAMILY_DEFAULTS[self.family][key]
+
+    def refuse(self, feature: str, why: str, changes_params: bool = True) -> None:
+        """Raise for a feature we cannot express; non-strict reading (parameter counting) skips those that
+        change no parameter, such as RoPE scaling."""
+        if self.strict or changes_params:
+            raise ConfigError(f"Hugging Face {self.family} config: {feature} is not supported: {why}.")
+
+
+def model_config_from_hf(config: Mapping[str, Any], strict: bool = True) -> ModelConfig:
+    """Our `ModelConfig` for a Hugging Face `config.json` dict (GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma,
+    Gemma 2, OLMo 2). `strict=False` (for parameter counting) tolerates features that change the forward pass
+    but no parameter count (RoPE scaling, partial rotary, unusual window patterns); weight import must keep
+    `strict=True`. Raises ConfigError naming the unsupported feature otherwise."""
+    hf = _HFConfig(config, _family(config), strict)
+    for key in EXPERT_COUNT_KEYS:
+        if (config.get(key) or 0) > 1:
+            hf.refuse(f"mixture of experts ({key}={config[key]})", "only dense Hugging Face families are imported")
+    fields = _gpt2_fields(hf) if hf.family == "gpt2" else _llama_like_fields(hf)
+    return ModelConfig(**fields)
+
+
+def _family(config: Mapping[str, Any]) -> str:
+    model_type = config.get("model_type")
+    architectures = config.get("architectures") or []
+    family = model_type or next((ARCHITECTURE_FAMILIES.get(a) for a in architectures), None)
+    if family in FAMILY_DEFAULTS:
+        return family
+    supported = ", ".join(sorted(FAMILY_DEFAULTS))
+    if family is None and not architectures:
+        raise ConfigError(f"Hugging Face config: neither model_type nor architectures is set; supported model_type: {supported}.")
+    named = f"model_type={model_type!r}" if model_type else f"architectures={list(architectures)!r}"
+    raise ConfigError(f"Hugging Face config: {named} is not supported; supported model_type: {supported}.")
+
+
+def _gpt2_fields(hf: _HFConfig) -> dict[str, Any]:
+    if hf.get("add_cross_attention"):
+        hf.refuse("add_cross_attention=True", "our decoder has no cross-attention")
+    if hf.get("scale_attn_by_inverse_layer_idx"):
+        hf.refuse("scale_attn_by_inverse_layer_idx=True", "a per-layer attention scale has no switch", False)
+    if hf.get("reorder_and_upcast_attn"):
+        hf.refuse("reorder_and_upcast_attn=True", "its float32 upcast of attention scores has no switch", False)
+    d_model = hf.get("n_embd")
+    dense_mlp, approximate = _activation(hf, hf.get("activation_function"))
+    return {
+        "vocab_size": hf.get("vocab_size"),
+        "d_model": d_model,
+        "n_layers": hf.get("n_layer"),
+        "n_heads": hf.get("n_head"),
+        "d_ff": hf.get("n_inner") or 4 * d_model,
+        "mlp": dense_mlp,
+        "gelu_approximate": approximate,
+        "norm": "layernorm",
+        "norm_eps": hf.get("layer_norm_epsilon"),
+        "norm_position": "pre",
+        "positions": "learned",
+        "max_seq_len": hf.get("n_positions"),
+        "bias": "all",
+        "tie_embeddings": hf.get("tie_word_embeddings"),
+        # scale_attn_weights=False drops the 1/sqrt(head_dim) factor entirely.
+        "attn_scale": None if hf.get("scale_attn_weights") else 1.0,
+        "init_std": hf.get("initializer_range"),
+        "scaled_init": True,
+    }
+
+
+def _llama_like_fields(hf: _HFConfig) -> dict[str, Any]:
+    family = hf.family
+    d_model, n_heads = hf.get("hidden_size"), hf.get("num_attention_heads")
+    head_dim = hf.get("head_dim") or d_model // n_heads
+    activation = hf.get("hidden_activation" if family == "gemma2" else "hidden_act")
+    if family == "gemma" and activation == "gelu":
+        activation = "gelu_pytorch_tanh"  # GemmaConfig rewrites the legacy "gelu" to the tanh form it meant
+    glu_mlp, approximate = _activation(hf, activation)
+    gemma = family in ("gemma", "gemma2")
+    if gemma and hf.get("use_bidirectional_attention"):
+        hf.refuse("use_bidirectional_attention=True", "our decoder is causal", False)
+    sliding_window, global_every = _attention_windows(hf)
+    return {
+        "vocab_size": hf.get("vocab_size"),
+        "d_model": d_model,
+        "n_layers": hf.get("num_hidden_layers"),
+        "n_heads": n_heads,
+        "n_kv_heads": hf.get("num_key_value_heads") or n_heads,
+        "head_dim": head_dim,
+        "d_ff": hf.get("intermediate_size"),
+        "mlp": glu_mlp,
+        "gelu_approximate": approximate,
+        "norm": "rmsnorm",
+        "norm_eps": hf.get("rms_norm_eps"),
+        "norm_position": {"gemma2": "sandwich", "olmo2": "reordered"}.get(family, "pre"),
+        "qk_norm": "rmsnorm" if family in ("qwen3", "olmo2") else "none",
+        "qk_norm_scope": "full" if family == "olmo2" else "head",
+        "norm_unit_offset": gemma,
+        "scale_embeddings": gemma,
+        "attn_scale": _gemma2_attn_scale(hf, head_dim) if family == "gemma2" else None,
+        "attn_softcap": hf.get("attn_logit_softcapping") if family == "gemma2" else None,
+        "final_softcap": hf.get("final_logit_softcapping") if family == "gemma2" else None,
+        "positions": "rope",
+        "rope_theta": _rope_theta(hf),
+        "max_seq_len": hf.get("max_position_embeddings"),
+        "sliding_window": sliding_window,
+        "global_every": global_every,
+        "bias": _bias(hf),
+        "tie_embeddings": hf.get("tie_word_embeddings"),
+        "init_std": hf.get("initializer_range"),
+        "scaled_init": False,
+    }
+
+
+def _activation(hf: _HFConfig, name: str) -> tuple[str, str]:
+    """(our mlp, gelu_approximate) for a Hugging Face activation in this family (gated, or GPT-2's dense)."""
+    column = 1 if hf.family == "gpt2" else 0
+    mlp = _ACTIVATIONS.get(name, (None, None, "none"))[column]
+    if mlp is None:
+        expressible = [n for n, row in _ACTIVATIONS.items() if row[column] is not None]
+        hf.refuse(f"activation {name!r}", f"expressible activations in this family: {', '.join(expressible)}")
+    return mlp, _ACTIVATIONS[name][2]
+
+
+def _bias(hf: _HFConfig) -> str:
+    """Our `bias` switch: Qwen2 always has q/k/v biases; elsewhere attention_bias covers q, k, v *and* o."""
+    if hf.family == "qwen2":
+        return "qkv"
+    if hf.family == "mistral":
+        return "none"
+    attention_bias = hf.get("attention_bias")
+    mlp_bias = hf.get("mlp_bias") if hf.family == "llama" else False
+    if attention_bias == mlp_bias:
+        return "all" if attention_bias else "none"
+    hf.refuse(
+        f"attention_bias={attention_bias} with mlp_bias={mlp_bias}",
+        "our bias switch puts biases on q,k,v only ('qkv') or on every linear layer ('all')",
+    )
+    return "none"
+
+
+def _rope_theta(hf: _HFConfig) -> float:
+    """RoPE base, read the way transformers 5 standardizes it; any scaling or partial rotation is refused."""
+    params = hf.raw.get("rope_scaling") or hf.raw.get("rope_parameters") or {}
+    if any(isinstance(value, Mapping) for value in params.values()):
+        hf.refuse(f"per-layer-type rope_parameters ({', '.join(params)})", "one RoPE base serves every layer")
+        params = next(value for value in params.values() if isinstance(value, Mapping))
+    rope_type = params.get("rope_type", params.get("type", "default"))
+    if rope_type != "default":
+        hf.refuse(f"rope_scaling type {rope_type!r}", "only unscaled RoPE ('default') is expressible", False)
+    partial = params.get("partial_rotary_factor", hf.raw.get("partial_rotary_factor", 1.0))
+    if partial != 1.0:
+        hf.refuse(f"partial_rotary_factor={partial}", "RoPE rotates every channel of the head here", False)
+    return float(params.get("rope_theta", hf.raw.get("rope_theta", 10000.0)))
+
+
+def _attention_windows(hf: _HFConfig) -> tuple[int | None, int]:
+    """(sliding_window, global_every) reproducing the family's per-layer attention types."""
+    n_layers = hf.get("num_hidden_layers")
+    if hf.family == "mistral":
+        return hf.get("sliding_window"), 0
+    if hf.family in ("qwen2", "qwen3"):
+        window = hf.get("sliding_window") if hf.get("use_sliding_window") else None
+        first_local = hf.get("max_window_layers")
+        default_types = ["sliding_attention" if window is not None and i >= first_local else "full_attention" for i in range(n_layers)]
+        return _window_pattern(hf, hf.get("layer_types") or default_types, window)
+    if hf.family == "gemma2":
+        default_types = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n_layers)]
+        return _window_pattern(hf, hf.get("layer_types") or default_types, hf.get("sliding_window"))
+    return None, 0
+
+
+def _window_pattern(hf: _HFConfig, layer_types: list[str], window: int | None) -> tuple[int | None, int]:
+    """Express `layer_types` as all-global, all-local, or global on every k-th layer (k, 2k, ...)."""
+    unknown = sorted(set(layer_types) - {"full_attention", "sliding_attention"})
+    if unknown:
+        hf.refuse(f"layer_types {unknown}", "only 'full_attention' and 'sliding_attention' layers are expressible")
+    local = [kind == "sliding_attention" for kind in layer_types]
+    if window is None or not any(local):
+        return None, 0
+    if all(local):
+        return window, 0
+    for every in range(2, len(local) + 1):
+        if all(is_local == ((i + 1) % every != 0) for i, is_local in enumerate(local)):
+            return window, every
+    hf.refuse(f"layer_types pattern {layer_types}", "global layers must be every k-th layer (global_every=k)", False)
+    return None, 0
+
+
+def _gemma2_attn_scale(hf: _HFConfig, head_dim: int) -> float | None:
+    """query_pre_attn_scalar ** -0.5; None when that is the default 1/sqrt(head_dim), so configs compare equal."""
+    scalar = hf.get("query_pre_attn_scalar")
+    return None if scalar == head_dim else scalar**-0.5

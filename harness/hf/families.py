@@ -1,0 +1,80 @@
+"""The Hugging Face families we import, and what a `config.json` means when it leaves a key out.
+
+A hub `config.json` omits keys whose value is the config class's default, so reading one exactly needs those
+defaults. The values below are the transformers 5.x config-class defaults, restricted to the keys that change
+the forward pass or the parameter count.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Keys shared by the Llama-like families (Llama, Mistral, Qwen2/3, Gemma, OLMo 2), with Llama's defaults.
+_LLAMA_LIKE: dict[str, Any] = {
+    "num_key_value_heads": None,
+    "head_dim": None,
+    "hidden_act": "silu",
+    "rms_norm_eps": 1e-6,
+    "max_position_embeddings": 2048,
+    "initializer_range": 0.02,
+    "tie_word_embeddings": False,
+    "attention_bias": False,
+    "mlp_bias": False,
+}
+
+FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gpt2": {
+        "vocab_size": 50257,
+        "n_positions": 1024,
+        "n_embd": 768,
+        "n_layer": 12,
+        "n_head": 12,
+        "n_inner": None,
+        "activation_function": "gelu_new",
+        "layer_norm_epsilon": 1e-5,
+        "initializer_range": 0.02,
+        "scale_attn_weights": True,
+        "scale_attn_by_inverse_layer_idx": False,
+        "reorder_and_upcast_attn": False,
+        "add_cross_attention": False,
+        "tie_word_embeddings": True,
+    },
+    "llama": {**_LLAMA_LIKE, "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+              "num_hidden_layers": 32, "num_attention_heads": 32},
+    "mistral": {**_LLAMA_LIKE, "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                "max_position_embeddings": 4096 * 32, "sliding_window": 4096},
+    "qwen2": {**_LLAMA_LIKE, "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
+              "num_hidden_layers": 32, "num_attention_heads": 32, "max_position_embeddings": 32768,
+              "use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 28, "layer_types": None},
+    "qwen3": {**_LLAMA_LIKE, "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
+              "num_hidden_layers": 32, "num_attention_heads": 32, "head_dim": 128, "max_position_embeddings": 32768,
+              "use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 28, "layer_types": None},
+    "gemma": {**_LLAMA_LIKE, "vocab_size": 256000, "hidden_size": 3072, "intermediate_size": 24576,
+              "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": 256,
+              "hidden_act": "gelu_pytorch_tanh", "max_position_embeddings": 8192, "tie_word_embeddings": True,
+              "use_bidirectional_attention": None},
+    "gemma2": {**_LLAMA_LIKE, "vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216,
+               "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+               "hidden_activation": "gelu_pytorch_tanh", "max_position_embeddings": 8192,
+               "tie_word_embeddings": True, "query_pre_attn_scalar": 256, "sliding_window": 4096,
+               "layer_types": None, "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0,
+               "use_bidirectional_attention": None},
+    "olmo2": {**_LLAMA_LIKE, "vocab_size": 50304, "hidden_size": 4096, "intermediate_size": 11008,
+              "num_hidden_layers": 32, "num_attention_heads": 32, "rms_norm_eps": 1e-5},
+}
+
+# `architectures[0]` → family, for config dicts without `model_type` (the seed's Llama 3.2 config).
+ARCHITECTURE_FAMILIES: dict[str, str] = {
+    "GPT2LMHeadModel": "gpt2",
+    "LlamaForCausalLM": "llama",
+    "MistralForCausalLM": "mistral",
+    "Qwen2ForCausalLM": "qwen2",
+    "Qwen3ForCausalLM": "qwen3",
+    "GemmaForCausalLM": "gemma",
+    "Gemma2ForCausalLM": "gemma2",
+    "Olmo2ForCausalLM": "olmo2",
+}
+
+# Config keys whose value > 1 means a routed mixture of experts (Mixtral, Qwen-MoE, OLMoE, DeepSeek, gpt-oss).
+EXPERT_COUNT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
