@@ -49,18 +49,17 @@ def attention_params(cfg: ModelConfig) -> int:
     return count
 
 
-def mlp_params(cfg: ModelConfig) -> int:
-    """One dense MLP (or one expert): up (and gate for a GLU) and down projections; biases only with 'all'."""
-    has_bias = cfg.bias == "all"
+def mlp_params(cfg: ModelConfig, has_bias: bool) -> int:
+    """One MLP: up (and gate for a GLU) and down projections."""
     n_input_projections = 2 if cfg.is_glu else 1
     return n_input_projections * _linear(cfg.d_model, cfg.d_ff, has_bias) + _linear(cfg.d_ff, cfg.d_model, has_bias)
 
 
 def ffn_params(cfg: ModelConfig) -> int:
-    """The MLP sublayer: a dense MLP, or a bias-free router plus n_experts MLPs."""
+    """The MLP sublayer: a dense MLP (biases only with 'all'), or a router plus n_experts MLPs, all bias-free."""
     if cfg.is_moe:
-        return cfg.n_experts * cfg.d_model + cfg.n_experts * mlp_params(cfg)
-    return mlp_params(cfg)
+        return cfg.n_experts * cfg.d_model + cfg.n_experts * mlp_params(cfg, has_bias=False)
+    return mlp_params(cfg, has_bias=cfg.bias == "all")
 
 
 def layer_params(cfg: ModelConfig, layer: int) -> int:
