@@ -49,10 +49,13 @@ def model_config_from_hf(config: Mapping[str, Any], strict: bool = True) -> Mode
     Gemma 2, OLMo 2). `strict=False` (for parameter counting) tolerates features that change the forward pass
     but no parameter count (RoPE scaling, partial rotary, unusual window patterns); weight import must keep
     `strict=True`. Raises ConfigError naming the unsupported feature otherwise."""
-    hf = _HFConfig(config, _family(config), strict)
     for key in EXPERT_COUNT_KEYS:
         if (config.get(key) or 0) > 1:
-            hf.refuse(f"mixture of experts ({key}={config[key]})", "only dense Hugging Face families are imported")
+            raise ConfigError(
+                f"Hugging Face config: mixture of experts ({key}={config[key]}) is not supported: "
+                "only dense families are imported (their routers differ in top-k normalization and shared experts)."
+            )
+    hf = _HFConfig(config, _family(config), strict)
     fields = _gpt2_fields(hf) if hf.family == "gpt2" else _llama_like_fields(hf)
     return ModelConfig(**fields)
 

@@ -1,0 +1,147 @@
+"""`from_hf`: our model with a transformers model's weights gives the same logits (float32, ≤ 1e-4), per family.
+
+Real transformers models built offline from tiny configs, with every parameter (norm scales included)
+re-drawn so that a misplaced norm, a missing (1 + w) or a wrong scale cannot hide behind an identity init.
+"""
+
+import math
+
+import pytest
+import torch
+
+transformers = pytest.importorskip("transformers")
+
+from harness.config import ConfigError  # noqa: E402
+from harness.hf import from_hf  # noqa: E402
+
+VOCAB, SEQ, TOLERANCE = 96, 12, 1e-4
+TOKEN_IDS = {"bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0}  # inside the tiny vocab
+HEADS = {"mha": (4, 4), "gqa": (4, 2), "mqa": (4, 1)}  # (query heads, KV heads)
+
+
+def llama_like(heads: str, **extra):
+    """Tiny Llama-style config kwargs with `heads` one of HEADS."""
+    n_heads, n_kv_heads = HEADS[heads]
+    return {"vocab_size": VOCAB, "hidden_size": 32, "intermediate_size": 40, "num_hidden_layers": 3,
+            "num_attention_heads": n_heads, "num_key_value_heads": n_kv_heads, **extra}
+
+
+# family → [(case id, config kwargs)]: every family in MHA, GQA and MQA, tied and untied where it has the flag.
+CASES = {
+    "gpt2": [
+        ("tied", {"n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 32}),
+        ("untied-relu-unscaled", {"n_embd": 24, "n_layer": 3, "n_head": 2, "n_inner": 40, "n_positions": 16,
+                                  "tie_word_embeddings": False, "activation_function": "relu",
+                                  "scale_attn_weights": False}),
+        ("exact-gelu", {"n_embd": 16, "n_layer": 1, "n_head": 4, "n_positions": 16, "activation_function": "gelu"}),
+    ],
+    "llama": [
+        ("mha-tied", llama_like("mha", tie_word_embeddings=True, rope_theta=500000.0)),
+        ("gqa-biases", llama_like("gqa", attention_bias=True, mlp_bias=True)),
+        ("mqa-head_dim", llama_like("mqa", head_dim=12, hidden_act="gelu_pytorch_tanh")),
+    ],
+    "mistral": [
+        ("gqa-window", llama_like("gqa", sliding_window=5)),
+        ("mqa-tied-no-window", llama_like("mqa", sliding_window=None, tie_word_embeddings=True)),
+    ],
+    "qwen2": [
+        ("mha", llama_like("mha")),
+        ("gqa-tied", llama_like("gqa", tie_word_embeddings=True)),
+        ("mqa-all-sliding", llama_like("mqa", use_sliding_window=True, sliding_window=4, max_window_layers=0)),
+    ],
+    "qwen3": [
+        ("mha-head_dim", llama_like("mha", head_dim=16)),
+        ("gqa-tied", llama_like("gqa", head_dim=8, tie_word_embeddings=True)),
+        ("mqa", llama_like("mqa", head_dim=8)),
+    ],
+    "gemma": [
+        ("mha-tied", llama_like("mha", head_dim=8)),
+        ("mqa-untied", llama_like("mqa", head_dim=16, tie_word_embeddings=False)),
+    ],
+    "gemma2": [
+        ("gqa-caps-window", llama_like("gqa", head_dim=8, sliding_window=5, query_pre_attn_scalar=12,
+                                       attn_logit_softcapping=2.0, final_logit_softcapping=4.0)),
+        ("mqa-untied", llama_like("mqa", head_dim=16, num_hidden_layers=4, sliding_window=3,
+                                  query_pre_attn_scalar=16, tie_word_embeddings=False,
+                                  attn_logit_softcapping=3.0, final_logit_softcapping=5.0)),
+        ("mha-no-caps", llama_like("mha", head_dim=8, sliding_window=6, query_pre_attn_scalar=8,
+                                   attn_logit_softcapping=None, final_logit_softcapping=None)),
+    ],
+    "olmo2": [
+        ("mha", llama_like("mha")),
+        ("gqa-tied", llama_like("gqa", tie_word_embeddings=True)),
+        ("mqa", llama_like("mqa", rms_norm_eps=1e-6)),
+    ],
+}
+CONFIG_CLASSES = {
+    "gpt2": "GPT2Config", "llama": "LlamaConfig", "mistral": "MistralConfig", "qwen2": "Qwen2Config",
+    "qwen3": "Qwen3Config", "gemma": "GemmaConfig", "gemma2": "Gemma2Config", "olmo2": "Olmo2Config",
+}
+
+
+def hf_model(family: str, kwargs: dict, seed: int):
+    """A transformers causal LM with eager attention and every parameter drawn at a scale that keeps
+    activations O(1), so soft-caps and windows matter."""
+    config = getattr(transformers, CONFIG_CLASSES[family])(**kwargs, **TOKEN_IDS)
+    torch.manual_seed(seed)
+    model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager").eval()
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if param.dim() == 1 and ("norm" in name or ".ln_" in name):
+                param.uniform_(0.5, 1.5)
+            elif param.dim() == 1:
+                param.normal_(0.0, 0.2)
+            else:
+                param.normal_(0.0, 1.5 / math.sqrt(min(param.shape)))
+    return model
+
+
+@pytest.mark.parametrize(
+    ("family", "kwargs", "seed"),
+    [
+        pytest.param(family, kwargs, seed, id=f"{family}-{case}")
+        for family, cases in CASES.items()
+        for seed, (case, kwargs) in enumerate(cases)
+    ],
+)
+def test_logits_match_transformers(family, kwargs, seed):
+    reference = hf_model(family, kwargs, seed)
+    ours = from_hf(reference).eval()
+    input_ids = torch.randint(0, VOCAB, (2, SEQ), generator=torch.Generator().manual_seed(seed))
+    with torch.no_grad():
+        expected = reference(input_ids).logits  # (B, T, V)
+        actual = ours(input_ids)
+    assert actual.shape == expected.shape and actual.dtype == torch.float32
+    assert (actual - expected).abs().max().item() <= TOLERANCE
+    final_cap = reference.config.to_dict().get("final_logit_softcapping")
+    if final_cap:  # the cap must be active (logits near it) without saturating into a trivial match
+        assert 0.3 * final_cap < expected.abs().max().item() < 0.999 * final_cap
+    assert expected.std().item() > 0.1  # a degenerate network would match trivially
+
+
+def test_window_and_caps_are_exercised_in_the_gemma2_case():
+    """The Gemma 2 parity case only proves windowing if dropping the window changes the logits."""
+    reference = hf_model("gemma2", CASES["gemma2"][0][1], 0)
+    ours = from_hf(reference).eval()
+    input_ids = torch.randint(0, VOCAB, (1, SEQ), generator=torch.Generator().manual_seed(0))
+    unwindowed = ours.layers[0].attn
+    with torch.no_grad():
+        windowed_logits = ours(input_ids)
+        unwindowed.window = None
+        assert (ours(input_ids) - windowed_logits).abs().max().item() > 1e-3
+
+
+def test_refuses_models_it_cannot_reproduce():
+    scaled = transformers.LlamaConfig(**llama_like("gqa"), rope_parameters={"rope_type": "yarn", "factor": 2.0,
+                                                                                  "rope_theta": 10000.0}, **TOKEN_IDS)
+    with pytest.raises(ConfigError, match="rope_scaling type 'yarn'"):
+        from_hf(transformers.LlamaForCausalLM(scaled))
+    layer_scaled = transformers.GPT2Config(n_embd=16, n_layer=1, n_head=2, vocab_size=VOCAB,
+                                           scale_attn_by_inverse_layer_idx=True, **TOKEN_IDS)
+    with pytest.raises(ConfigError, match="scale_attn_by_inverse_layer_idx"):
+        from_hf(transformers.GPT2LMHeadModel(layer_scaled))
+    moe = transformers.MixtralConfig(**llama_like("gqa"), num_local_experts=4, **TOKEN_IDS)
+    with pytest.raises(ConfigError, match=r"mixture of experts \(num_local_experts=4\)"):
+        from_hf(transformers.MixtralForCausalLM(moe))
+    with pytest.raises(ConfigError, match="LM head"):
+        from_hf(transformers.LlamaModel(transformers.LlamaConfig(**llama_like("mha"), **TOKEN_IDS)))
