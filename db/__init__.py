@@ -1,0 +1,30 @@
+"""The results store: many writers append Parquet shards, readers query DuckDB views. Never imports torch.
+
+    import db
+    with db.RunWriter.open("results", "run-1", sweep="qk", arm="rmsnorm", seed=0, config={"d_model": 128}) as w:
+        w.log_metrics(10, {"train_loss": 3.2})
+    db.connect("results").sql("select run_id, status, final_val_loss from runs").show()
+
+See docs/db.md for the views, the on-disk layout and the guarantees.
+"""
+
+from db.catalog import CorruptShardWarning
+from db.connect import connect, engine
+from db.errors import DbError, NoResultsError, ReadOnlyQueryError, SchemaVersionError
+from db.paths import resolve_results_dir
+from db.schema import SCHEMA_VERSION
+from db.writer import STATUSES, RunWriter
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "STATUSES",
+    "CorruptShardWarning",
+    "DbError",
+    "NoResultsError",
+    "ReadOnlyQueryError",
+    "RunWriter",
+    "SchemaVersionError",
+    "connect",
+    "engine",
+    "resolve_results_dir",
+]
