@@ -1,0 +1,59 @@
+"""`compact`: merge each finished run segment's small data shards into one shard per table.
+
+Fewer files make every scan cheaper (a long run flushes hundreds of shards). Rows are never lost: the
+merged shard is published (temp file + rename) before any original is deleted, and while both exist the
+catalog reads only the merged one; an interrupted compact is finished by the next. Only segments with a
+status shard (closed writers) are touched, and only shards that validate. Connections opened before a
+compact must reconnect, since the files they listed are gone.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from db.catalog import scan
+from db.paths import compacted_shard_name, parse_segment, shard_span, superseded_by_compaction
+from db.schema import DATA_SCHEMAS
+from db.shard_io import publish
+
+
+def _finished_segments(status_files: list[str]) -> set[tuple[str, int]]:
+    return {(Path(f).parent.parent.name, parse_segment(Path(f).name)) for f in status_files}
+
+
+def _remove_leftovers(table_dir: Path) -> None:
+    """Delete originals a previous, interrupted compact already merged."""
+    names = [n for n in os.listdir(table_dir) if n.endswith(".parquet") and n.startswith("s")]
+    for name in superseded_by_compaction(names):
+        (table_dir / name).unlink(missing_ok=True)
+
+
+def compact(results_dir: str | os.PathLike) -> int:
+    """Compact every finished segment with more than one shard in some table; return how many segments changed."""
+    catalog = scan(Path(results_dir))
+    finished = _finished_segments(catalog.files["status"])
+    changed: set[tuple[str, int]] = set()
+    for table in DATA_SCHEMAS:
+        groups: dict[tuple[str, int], list[Path]] = defaultdict(list)
+        for file in map(Path, catalog.files[table]):
+            segment, _, _, compacted = shard_span(file.name)
+            run_id = file.parent.parent.name
+            if not compacted and (run_id, segment) in finished:
+                groups[(run_id, segment)].append(file)
+        for (run_id, segment), files in groups.items():
+            if len(files) < 2:
+                continue
+            merged = pa.concat_tables(pq.read_table(f) for f in files)
+            first, last = shard_span(files[0].name)[1], shard_span(files[-1].name)[2]
+            publish(files[0].parent / compacted_shard_name(segment, first, last), merged.replace_schema_metadata(None), table)
+            for f in files:
+                f.unlink()
+            changed.add((run_id, segment))
+        for run_dir in {Path(f).parent for f in catalog.files[table]}:
+            _remove_leftovers(run_dir)
+    return len(changed)

@@ -1,0 +1,26 @@
+"""`export`: one Parquet file per view, for Spark/Polars/pandas users who want files, not a connection."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from db.connect import connect
+from db.views import quote_literal
+
+VIEWS = ("runs", "metrics", "layer_metrics", "events")
+
+
+def export(results_dir: str | os.PathLike | None, out_dir: str | os.PathLike) -> list[Path]:
+    """Write `<out_dir>/<view>.parquet` for every view (each atomically); return the paths written."""
+    con = connect(results_dir)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for view in VIEWS:
+        path = out / f"{view}.parquet"
+        tmp = out / f".{view}.parquet.tmp-{os.getpid()}"
+        con.execute(f"COPY (SELECT * FROM {view}) TO {quote_literal(str(tmp))} (FORMAT parquet, COMPRESSION zstd)")
+        os.replace(tmp, path)
+        written.append(path)
+    return written

@@ -1,0 +1,43 @@
+"""Running a user's SQL read-only: only SELECT statements pass, in a connection that cannot write files.
+
+The statement check uses DuckDB's own parser (`extract_statements`), so `COPY … TO`, `ATTACH`, `PRAGMA`,
+`SET`, `INSTALL` and every DDL/DML form are refused by type rather than by keyword spotting; after it the
+connection is confined to the results directory and its settings locked, a second wall behind the first.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from db.errors import ReadOnlyQueryError
+from db.views import quote_literal
+
+ALLOWED = ("SELECT", "EXPLAIN")
+
+
+def check_read_only(con, sql: str) -> None:
+    """Raise ReadOnlyQueryError unless `sql` is exactly one SELECT (or EXPLAIN) statement."""
+    statements = con.extract_statements(sql)
+    if len(statements) != 1:
+        raise ReadOnlyQueryError(f"expected exactly one SQL statement, got {len(statements)}.")
+    kind = statements[0].type.name
+    if kind not in ALLOWED:
+        raise ReadOnlyQueryError(
+            f"{kind} statements are not allowed: queries are read-only (SELECT only); the results are changed only by runs."
+        )
+
+
+def lock_down(con, results_dir: Path) -> None:
+    """Confine `con` to reading under `results_dir` and lock its settings."""
+    root = os.path.abspath(results_dir) + os.sep
+    con.execute(f"SET allowed_directories = [{quote_literal(root)}]")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+def read_only_relation(con, sql: str, results_dir: Path):
+    """The DuckDB relation of a checked read-only query on a locked-down connection."""
+    check_read_only(con, sql)
+    lock_down(con, results_dir)
+    return con.sql(sql)

@@ -1,0 +1,127 @@
+"""The SQL views users query: `runs`, `metrics`, `layer_metrics`, `events` (columns documented in docs/db.md).
+
+Views read the validated shard lists of a `Catalog` (so a corrupt file is never touched). Manifest and
+status shards are tiny and read once into tables; data shards stay on disk and are scanned per query.
+Resumed runs: rows a segment logged at steps ≥ the start step of a later segment of the same run are
+hidden, so every step appears once, from the segment that logged it last.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from db.catalog import Catalog
+from db.liveness import dead_segments
+from db.schema import CONFIG_PREFIX, DATA_SCHEMAS, MANIFEST_SCHEMA, STATUS_SCHEMA
+
+VAL_LOSS = "val_loss"
+TRAIN_LOSS = "train_loss"
+
+_DUCK_TYPES = {
+    pa.string(): "VARCHAR", pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.float64(): "DOUBLE",
+    pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ",
+}
+
+# Public columns of each data view, in order (the shard's `segment` column stays internal).
+DATA_VIEW_COLUMNS = {table: [n for n in schema.names if n != "segment"] for table, schema in DATA_SCHEMAS.items()}
+
+RUNS_LEADING = ["run_id", "sweep", "arm", "seed", "status"]
+RUNS_TRAILING = [
+    "params", "flops_per_token", "started_at", "finished_at", "final_val_loss", "best_val_loss",
+    "diverged_at_step", "final_train_loss", "last_step", "n_segments", "host", "summary", "config",
+]
+
+
+def quote_literal(text: str) -> str:
+    """`text` as a SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def quote_ident(name: str) -> str:
+    """`name` as a SQL identifier (config keys may hold dots)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _source(files: list[str], fields: list[tuple[str, pa.DataType]], union_by_name: bool = False) -> str:
+    """A SELECT over the shard files, or an empty SELECT with the same typed columns when there are none."""
+    if files:
+        listing = ", ".join(map(quote_literal, files))
+        options = ", union_by_name = true" if union_by_name else ""
+        return f"SELECT * FROM read_parquet([{listing}]{options})"
+    columns = ", ".join(f"NULL::{_DUCK_TYPES[kind]} AS {quote_ident(name)}" for name, kind in fields)
+    return f"SELECT {columns} WHERE false"
+
+
+def _fields(schema: pa.Schema) -> list[tuple[str, pa.DataType]]:
+    return [(f.name, f.type) for f in schema]
+
+
+def _config_columns(con) -> list[str]:
+    """`config.x AS x` for each config key; a key that clashes with a fixed runs column keeps its prefix."""
+    names = [row[0] for row in con.execute("DESCRIBE _manifests").fetchall() if row[0].startswith(CONFIG_PREFIX)]
+    fixed = set(RUNS_LEADING) | set(RUNS_TRAILING)
+    return [
+        f"f.{quote_ident(name)} AS {quote_ident(name if name[len(CONFIG_PREFIX):] in fixed else name[len(CONFIG_PREFIX):])}"
+        for name in sorted(names)
+    ]
+
+
+def _data_view(con, table: str, files: list[str], dedup: bool) -> None:
+    con.execute(f"CREATE VIEW _{table}_shards AS {_source(files, _fields(DATA_SCHEMAS[table]))}")
+    columns = ", ".join(f"d.{c}" for c in DATA_VIEW_COLUMNS[table])
+    if not dedup:  # no run was resumed over logged steps: skip the join
+        con.execute(f"CREATE VIEW {table} AS SELECT {columns} FROM _{table}_shards d")
+        return
+    con.execute(
+        f"CREATE VIEW {table} AS SELECT {columns} FROM _{table}_shards d "
+        "LEFT JOIN _superseded s ON d.run_id = s.run_id AND d.segment = s.segment "
+        "WHERE s.superseded_from IS NULL OR d.step < s.superseded_from"
+    )
+
+
+def create_views(con, catalog: Catalog) -> None:
+    """Create the internal tables and the four public views on DuckDB connection `con`."""
+    con.execute(f"CREATE TABLE _manifests AS {_source(catalog.files['manifest'], _fields(MANIFEST_SCHEMA), union_by_name=True)}")
+    con.execute(f"CREATE TABLE _status AS {_source(catalog.files['status'], _fields(STATUS_SCHEMA))}")
+    con.execute(
+        "CREATE TABLE _superseded AS SELECT * FROM ("
+        "  SELECT run_id, segment, min(start_step) OVER (PARTITION BY run_id ORDER BY segment"
+        "    ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS superseded_from FROM _manifests"
+        ") WHERE superseded_from IS NOT NULL"
+    )
+    dedup = con.execute("SELECT count(*) FROM _superseded").fetchone()[0] > 0
+    for table in DATA_SCHEMAS:
+        _data_view(con, table, catalog.files[table], dedup)
+    con.execute("CREATE TABLE _dead (run_id VARCHAR, segment INTEGER)")
+    dead = dead_segments(con)
+    if dead:
+        con.executemany("INSERT INTO _dead VALUES (?, ?)", dead)
+    config_columns = "".join(f"{c}, " for c in _config_columns(con))
+    con.execute(f"""
+        CREATE VIEW runs AS
+        WITH first_segment AS (
+            SELECT * FROM _manifests QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY segment) = 1
+        ), last_segment AS (
+            SELECT run_id, max(segment) AS segment, count(*) AS n_segments, arg_max(host, segment) AS host
+            FROM _manifests GROUP BY run_id
+        ), outcome AS (
+            SELECT s.* FROM _status s JOIN last_segment l USING (run_id, segment)
+        ), progress AS (
+            SELECT run_id,
+                arg_max(value, step) FILTER (WHERE name = '{VAL_LOSS}') AS final_val_loss,
+                min(value) FILTER (WHERE name = '{VAL_LOSS}') AS best_val_loss,
+                arg_max(value, step) FILTER (WHERE name = '{TRAIN_LOSS}') AS final_train_loss,
+                max(step) AS last_step
+            FROM metrics GROUP BY run_id
+        )
+        SELECT f.run_id, f.sweep, f.arm, f.seed,
+            coalesce(o.status, CASE WHEN d.run_id IS NULL THEN 'running' ELSE 'crashed' END) AS status,
+            {config_columns}
+            f.params, f.flops_per_token, f.started_at, o.finished_at, p.final_val_loss, p.best_val_loss,
+            o.diverged_at_step, p.final_train_loss, p.last_step, l.n_segments, l.host, o.summary, f.config
+        FROM first_segment f
+        JOIN last_segment l USING (run_id)
+        LEFT JOIN outcome o USING (run_id)
+        LEFT JOIN _dead d ON d.run_id = l.run_id AND d.segment = l.segment
+        LEFT JOIN progress p USING (run_id)
+    """)
