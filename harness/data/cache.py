@@ -1,0 +1,72 @@
+"""The on-disk cache shared by every arm and worker of a sweep: where it lives and how files enter it.
+
+Files appear under their final name only when complete (written to a temp file in the same directory,
+then `os.replace`, which is atomic on POSIX), so a reader that sees a name may use it without a lock.
+Builders hold an exclusive `flock` on a per-key lock file so that one worker builds while the others wait
+and then reuse its result instead of repeating the work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable, Iterator
+
+CACHE_ENV = "HARNESS_CACHE"
+
+
+def resolve_cache_dir(cache_dir: str | None) -> Path:
+    """`cache_dir`, else $HARNESS_CACHE, else ~/.cache/harness (created if missing)."""
+    chosen = cache_dir or os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "harness"
+    path = Path(chosen).expanduser()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@contextlib.contextmanager
+def exclusive_lock(lock_path: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock on `lock_path` (blocking) for the duration of the block."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
+    """Call `write(temp_path)` and move the result to `path` in one atomic step; no partial file is ever visible."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
+    temp_path = Path(temp_name)
+    try:
+        write(temp_path)
+        os.replace(temp_path, path)
+    finally:
+        temp_path.unlink(missing_ok=True)
+
+
+def build_once(path: Path, build: Callable[[Path], None]) -> bool:
+    """Make sure `path` exists, building it with `build(temp_path)` under the key's lock if it does not.
+
+    Returns True when this call built the file, False when it was already there (or another process
+    built it while this one waited for the lock).
+    """
+    if path.exists():
+        return False
+    with exclusive_lock(path.parent / f".{path.name}.lock"):
+        if path.exists():
+            return False
+        write_atomically(path, build)
+        return True
+
+
+def file_hash(path: Path) -> str:
+    """SHA-256 of a file's bytes."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -1,0 +1,188 @@
+"""A corpus: the documents a `DataConfig` names, their content hash, and a cheap way to skip reloading them.
+
+A source is one of three kinds, told apart without the network: "default" (the built-in corpus), a local
+path (anything that exists, or looks like a path: a glob, a known extension, a leading / . ~), and
+otherwise a hub dataset name. Every kind yields documents: stripped, non-empty strings in source order,
+capped at `max_chars`. The corpus hash is computed from that text, so the same text read from .txt,
+.jsonl or .parquet shares one tokenizer and token cache.
+
+Loading and hashing the text costs seconds; a small manifest keyed by a cheap fingerprint of the source
+(file sizes and mtimes, the Python build, the hub dataset's fingerprint) remembers the hash, so a warm
+start never reads the text at all.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Literal
+
+from harness.config.data import DEFAULT_SOURCE, DataConfig
+from harness.data.cache import write_atomically
+from harness.data.default_corpus import default_documents, default_fingerprint
+from harness.data.errors import DataError
+from harness.data.hub import load_hub, load_local
+
+LOADERS = {".txt": "text", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}
+SourceKind = Literal["default", "local", "hub"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a corpus comes from, resolved: its kind, and for local sources the files and their loader."""
+
+    kind: SourceKind
+    name: str
+    files: tuple[str, ...] = ()
+    loader: str | None = None
+
+
+@dataclass(frozen=True)
+class CorpusStats:
+    """What the manifest remembers about a corpus: its content hash and size."""
+
+    corpus_hash: str
+    documents: int
+    chars: int
+
+
+def _looks_like_path(source: str) -> bool:
+    return glob.has_magic(source) or source.startswith(("/", ".", "~")) or Path(source).suffix.lower() in LOADERS
+
+
+def _local_files(source: str) -> list[Path]:
+    """Files a local source names: the file itself, a directory's supported files (recursively), or a glob's matches."""
+    path = Path(source).expanduser()
+    if path.is_file():
+        return [path]
+    if path.is_dir():
+        candidates = [p for p in path.rglob("*") if p.is_file()]
+    else:
+        candidates = [Path(p) for p in glob.glob(str(path), recursive=True) if Path(p).is_file()]
+    return sorted(p for p in candidates if p.suffix.lower() in LOADERS)
+
+
+def resolve_source(cfg: DataConfig) -> Source:
+    """Decide which kind of source `cfg.source` is and, for local ones, which files it means."""
+    if cfg.source == DEFAULT_SOURCE:
+        kind: SourceKind = "default"
+    elif Path(cfg.source).expanduser().exists() or _looks_like_path(cfg.source):
+        kind = "local"
+    else:
+        kind = "hub"
+    if kind != "hub" and cfg.split != "train":
+        raise DataError(f"DataConfig.split={cfg.split!r} is invalid: a {kind} source has only the 'train' split.")
+    if kind != "local":
+        return Source(kind, cfg.source)
+
+    files = _local_files(cfg.source)
+    if not files:
+        exists = Path(cfg.source).expanduser().exists()
+        reason = "holds no .txt/.jsonl/.json/.parquet files" if exists else "does not exist (no file, directory or glob match)"
+        raise DataError(f"DataConfig.source={cfg.source!r}: data path {reason}.")
+    loaders = {LOADERS[p.suffix.lower()] for p in files}
+    if len(loaders) > 1:
+        raise DataError(
+            f"DataConfig.source={cfg.source!r} mixes file kinds ({', '.join(sorted(loaders))}); "
+            f"point it at files of one kind: .txt, .jsonl/.json or .parquet."
+        )
+    return Source("local", cfg.source, tuple(str(p.resolve()) for p in files), loaders.pop())
+
+
+def hash_documents(documents: Iterable[str]) -> str:
+    """Content hash of a document sequence (length-prefixed, so document boundaries count)."""
+    digest = hashlib.sha256()
+    for document in documents:
+        data = document.encode()
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def cap_chars(documents: Iterable[str], max_chars: int | None) -> Iterator[str]:
+    """Stripped, non-empty documents, stopping (and cutting the last one) at `max_chars` characters."""
+    remaining = max_chars
+    for document in documents:
+        document = document.strip()
+        if not document:
+            continue
+        if remaining is not None:
+            document = document[:remaining]
+            remaining -= len(document)
+        yield document
+        if remaining == 0:
+            return
+
+
+def _dataset_texts(dataset: Any, field: str, source: str) -> Iterator[str]:
+    """The `field` column of a `datasets.Dataset`, batch by batch, checked for being text."""
+    if field not in dataset.column_names:
+        raise DataError(
+            f"DataConfig.text_field={field!r} is not a column of {source!r}; "
+            f"valid columns: {', '.join(map(repr, dataset.column_names))}."
+        )
+    for batch in dataset.select_columns([field]).iter(batch_size=4096):
+        for value in batch[field]:
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                raise DataError(
+                    f"DataConfig.text_field={field!r} of {source!r} holds {type(value).__name__} values, not text; "
+                    f"valid columns: {', '.join(map(repr, dataset.column_names))}."
+                )
+            yield value
+
+
+class Corpus:
+    """The text of a `DataConfig`, loaded lazily: a warm cache needs only `stats`, never `documents`."""
+
+    def __init__(self, cfg: DataConfig, cache_dir: Path) -> None:
+        self.cfg = cfg
+        self.cache_dir = cache_dir
+        self.source = resolve_source(cfg)
+
+    @cached_property
+    def _hub_dataset(self) -> Any:
+        return load_hub(self.source.name, self.cfg.split)
+
+    def _raw_documents(self) -> Iterable[str]:
+        if self.source.kind == "default":
+            return default_documents()
+        if self.source.kind == "hub":
+            return _dataset_texts(self._hub_dataset, self.cfg.text_field, self.source.name)
+        dataset = load_local(self.source.loader, list(self.source.files), str(self.cache_dir / "hf-datasets"))
+        field = "text" if self.source.loader == "text" else self.cfg.text_field  # .txt files have no columns
+        return _dataset_texts(dataset, field, self.source.name)
+
+    @cached_property
+    def documents(self) -> list[str]:
+        """Stripped, non-empty documents in source order, at most `max_chars` characters in all."""
+        documents = list(cap_chars(self._raw_documents(), self.cfg.max_chars))
+        if not documents:
+            raise DataError(f"DataConfig.source={self.cfg.source!r}: the corpus is empty (0 characters of text).")
+        return documents
+
+    def fingerprint(self) -> str:
+        """Cheap identity of the source and the settings that shape its text (no text is read)."""
+        if self.source.kind == "default":
+            identity: Any = default_fingerprint()
+        elif self.source.kind == "hub":
+            identity = self._hub_dataset._fingerprint  # datasets' own content identity of the cached split
+        else:
+            identity = [(path, Path(path).stat().st_size, Path(path).stat().st_mtime_ns) for path in self.source.files]
+        settings = [self.source.kind, self.source.loader, identity, self.cfg.text_field, self.cfg.split, self.cfg.max_chars]
+        return hashlib.sha256(json.dumps(settings).encode()).hexdigest()
+
+    @cached_property
+    def stats(self) -> CorpusStats:
+        """Content hash and size, from the manifest when this source was seen before, else from the text."""
+        manifest = self.cache_dir / "corpora" / f"{self.fingerprint()[:32]}.json"
+        if manifest.exists():
+            return CorpusStats(**json.loads(manifest.read_text()))
+        stats = CorpusStats(hash_documents(self.documents), len(self.documents), sum(map(len, self.documents)))
+        write_atomically(manifest, lambda path: path.write_text(json.dumps(asdict(stats))))
+        return stats

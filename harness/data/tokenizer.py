@@ -1,0 +1,69 @@
+"""The byte-level BPE tokenizer, trained with `tokenizers` on the corpus and cached by what determines it.
+
+Byte-level (GPT-2 style): every byte is in the alphabet, so any text encodes and decodes back exactly.
+One special token, `<|endoftext|>` (id 0), separates documents in the token stream.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from tqdm.auto import tqdm
+
+from harness.data.cache import build_once
+from harness.data.corpus import Corpus, cap_chars
+from harness.data.errors import DataError
+
+EOS = "<|endoftext|>"
+BYTE_ALPHABET = 256
+MIN_VOCAB = BYTE_ALPHABET + 1  # every byte plus <|endoftext|>
+# Everything besides vocab size and training text that shapes the trained tokenizer; part of its cache key.
+SETTINGS = {"model": "bpe", "pre_tokenizer": "byte_level", "add_prefix_space": False, "min_frequency": 2, "special_tokens": [EOS], "v": 1}
+PROGRESS_DELAY_S = 2.0  # bars appear only for steps that take longer than this
+
+
+def check_vocab_size(vocab_size: int) -> None:
+    """Raise DataError unless a byte-level BPE can have `vocab_size` tokens."""
+    if vocab_size < MIN_VOCAB:
+        raise DataError(
+            f"ModelConfig.vocab_size={vocab_size} is too small for a byte-level BPE tokenizer: it needs at least "
+            f"{MIN_VOCAB} (256 bytes + {EOS})."
+        )
+
+
+def train_tokenizer(documents: list[str], vocab_size: int, train_chars: int) -> Tokenizer:
+    """A byte-level BPE with at most `vocab_size` tokens trained on the first `train_chars` characters."""
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=SETTINGS["add_prefix_space"])
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=SETTINGS["min_frequency"],
+        special_tokens=SETTINGS["special_tokens"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    text = list(cap_chars(documents, train_chars))
+    bar = tqdm(text, desc="training tokenizer", unit="doc", delay=PROGRESS_DELAY_S, leave=False)
+    tokenizer.train_from_iterator(bar, trainer, length=len(text))
+    return tokenizer
+
+
+def tokenizer_path(cache_dir: Path, corpus_hash: str, vocab_size: int, train_chars: int) -> Path:
+    """Where the tokenizer for this corpus, vocabulary size and training budget lives in the cache."""
+    settings = hashlib.sha256(json.dumps(SETTINGS, sort_keys=True).encode()).hexdigest()[:8]
+    return cache_dir / "tokenizers" / f"{corpus_hash[:16]}-v{vocab_size}-c{train_chars}-{settings}.json"
+
+
+def cached_tokenizer(corpus: Corpus, vocab_size: int, train_chars: int) -> tuple[Tokenizer, Path, bool]:
+    """(tokenizer, its file, whether this call trained it): trained once per key, then read from the cache.
+
+    Always read back from the file, so every worker uses the very tokenizer that won the race to the cache.
+    """
+    check_vocab_size(vocab_size)
+    path = tokenizer_path(corpus.cache_dir, corpus.stats.corpus_hash, vocab_size, train_chars)
+    trained = build_once(path, lambda temp: train_tokenizer(corpus.documents, vocab_size, train_chars).save(str(temp)))
+    return Tokenizer.from_file(str(path)), path, trained
