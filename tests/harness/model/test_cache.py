@@ -1,0 +1,47 @@
+import pytest
+import torch
+
+from harness.config.model import ModelConfig
+from harness.model import KVCache, build_model
+
+BASE = dict(vocab_size=53, d_model=32, n_layers=3, n_heads=4, max_seq_len=32)
+ARMS = {
+    "gqa": {"n_kv_heads": 2},
+    "mqa_qknorm_full": {"n_kv_heads": 1, "qk_norm": "rmsnorm", "qk_norm_scope": "full"},
+    "sliding_window": {"n_kv_heads": 2, "sliding_window": 3, "global_every": 3},
+    "sinks": {"attn_sinks": True, "sliding_window": 4},
+    "softcap": {"attn_softcap": 2.0, "final_softcap": 5.0, "n_kv_heads": 2},
+    "learned_positions": {"positions": "learned", "norm": "layernorm", "bias": "all", "mlp": "gelu"},
+    "nope_every": {"nope_every": 2},
+    "moe": {"n_experts": 4, "moe_top_k": 2},
+    "parallel": {"norm_position": "parallel"},
+}
+
+
+@pytest.mark.parametrize("arm", sorted(ARMS))
+def test_cached_decoding_matches_full_forward(arm):
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(**BASE, **ARMS[arm])).eval()
+    with torch.no_grad():
+        for param in model.parameters():
+            param.add_(torch.randn_like(param) * 0.1)  # away from init, so masks and caps matter
+        tokens = torch.randint(0, 53, (2, 12))
+        full = model(tokens)  # (B, T, V)
+        cache = KVCache()
+        # A 5-token prompt, then one token per step, then a 3-token chunk: every shape a cache sees.
+        pieces = [model(tokens[:, :5], cache)]
+        pieces += [model(tokens[:, t : t + 1], cache) for t in range(5, 9)]
+        pieces.append(model(tokens[:, 9:], cache))
+    assert cache.seq_len == 12
+    torch.testing.assert_close(torch.cat(pieces, dim=1), full, rtol=1e-4, atol=1e-5)
+
+
+def test_reorder_selects_rows_in_every_layer():
+    cache = KVCache()
+    keys = torch.arange(3.0).view(3, 1, 1, 1).expand(3, 2, 4, 5)
+    for layer in range(2):
+        cache.update(layer, keys, keys + 10)
+    cache.reorder(torch.tensor([2, 2, 0]))
+    for layer in range(2):
+        assert cache.keys[layer][:, 0, 0, 0].tolist() == [2.0, 2.0, 0.0]
+        assert cache.values[layer][:, 0, 0, 0].tolist() == [12.0, 12.0, 10.0]

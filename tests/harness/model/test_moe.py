@@ -1,0 +1,75 @@
+import torch
+import torch.nn.functional as F
+
+from harness.config.model import ModelConfig
+from harness.model import build_model
+from harness.model.moe import Experts, MixtureOfExperts
+
+
+def _moe(n_experts=4, top_k=2, gated=True):
+    torch.manual_seed(0)
+    experts = Experts(n_experts, 8, 12, F.silu, gated=gated)
+    moe = MixtureOfExperts(8, n_experts, top_k, experts)
+    with torch.no_grad():
+        for param in moe.parameters():
+            param.normal_(std=0.5)
+    return moe
+
+
+def _reference(moe, x):
+    """Per token: run the k chosen experts one by one and mix with renormalized router weights."""
+    tokens = x.reshape(-1, x.shape[-1])
+    out = torch.zeros_like(tokens)
+    probs = moe.router(tokens).softmax(-1)
+    for n, token in enumerate(tokens):
+        weights, chosen = probs[n].topk(moe.top_k)
+        for weight, e in zip(weights / weights.sum(), chosen.tolist()):
+            out[n] += weight * moe.experts._expert(e, token[None])[0]
+    return out.view(x.shape)
+
+
+def test_matches_per_token_reference_gated_and_dense():
+    for gated in (True, False):
+        moe = _moe(gated=gated)
+        x = torch.randn(3, 5, 8)
+        torch.testing.assert_close(moe(x), _reference(moe, x), rtol=1e-5, atol=1e-5)
+
+
+def test_top_k_routing_uses_exactly_k_experts_per_token():
+    moe = _moe(n_experts=5, top_k=2)
+    x = torch.randn(1, 1, 8)
+    used = []
+    for e in range(5):
+        with torch.no_grad():
+            saved = moe.experts.up_proj[e].clone()
+            moe.experts.up_proj[e].zero_()  # silence expert e: the output changes iff e was routed to
+            used.append(not torch.allclose(moe(x), _moe(n_experts=5, top_k=2)(x)))
+            moe.experts.up_proj[e].copy_(saved)
+    assert sum(used) == 2
+
+
+def test_aux_loss_is_one_when_balanced_and_grows_when_collapsed():
+    moe = _moe(n_experts=4, top_k=1)
+    x = torch.randn(2, 16, 8)
+    with torch.no_grad():
+        moe.router.weight.zero_()  # uniform router probabilities: the balanced minimum
+    moe(x)
+    torch.testing.assert_close(moe.aux_loss, torch.tensor(1.0))
+    with torch.no_grad():
+        moe.router.weight.zero_()
+        moe.router.weight[0, 0] = 10.0
+    x[..., 0] = 5.0  # every token's logit for expert 0 is 50: full collapse, f_0 = P_0 ≈ 1
+    moe(x)
+    torch.testing.assert_close(moe.aux_loss, torch.tensor(4.0))
+
+
+def test_model_aux_loss_finite_at_least_balanced_and_zero_when_dense():
+    tokens = torch.randint(0, 50, (2, 16))
+    moe_model = build_model(ModelConfig(vocab_size=50, d_model=32, n_layers=2, n_heads=4, n_experts=4, moe_top_k=2))
+    moe_model(tokens)
+    assert torch.isfinite(moe_model.aux_loss) and moe_model.aux_loss >= 1.0 - 1e-3
+    moe_model.aux_loss.backward()
+    assert moe_model.layers[0].mlp.router.weight.grad.abs().sum() > 0
+    dense = build_model(ModelConfig(vocab_size=50, d_model=32, n_layers=2, n_heads=4))
+    dense(tokens)
+    assert dense.aux_loss.item() == 0.0

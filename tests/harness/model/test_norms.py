@@ -1,0 +1,45 @@
+import pytest
+import torch
+import torch.nn.functional as F
+
+from harness.model.norms import LayerNorm, RMSNorm
+
+
+def _randomize(norm):
+    with torch.no_grad():
+        for param in norm.parameters():
+            param.normal_()
+    return norm
+
+
+def test_rmsnorm_matches_torch_reference():
+    norm = _randomize(RMSNorm(16, eps=1e-6))
+    x = torch.randn(3, 5, 16)
+    expected = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * norm.weight
+    torch.testing.assert_close(norm(x), expected)
+    torch.testing.assert_close(norm(x), F.rms_norm(x, (16,), norm.weight, 1e-6))
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_layernorm_matches_torch_reference(bias):
+    norm = _randomize(LayerNorm(16, eps=1e-5, bias=bias))
+    x = torch.randn(3, 5, 16)
+    expected = F.layer_norm(x, (16,), norm.weight, norm.bias, 1e-5)
+    torch.testing.assert_close(norm(x), expected)
+    assert (norm.bias is not None) == bias
+
+
+@pytest.mark.parametrize("cls", [RMSNorm, LayerNorm])
+def test_unit_offset_applies_one_plus_weight_and_starts_as_identity_scale(cls):
+    plain, offset = cls(8, eps=1e-5), cls(8, eps=1e-5, unit_offset=True)
+    assert torch.equal(offset.weight, torch.zeros(8)) and torch.equal(plain.weight, torch.ones(8))
+    x = torch.randn(4, 8)
+    torch.testing.assert_close(offset(x), plain(x))
+    with torch.no_grad():
+        offset.weight.fill_(0.5)
+        plain.weight.fill_(1.5)
+    torch.testing.assert_close(offset(x), plain(x))
+
+
+def test_rmsnorm_never_has_bias():
+    assert [name for name, _ in RMSNorm(8, eps=1e-5, bias=True).named_parameters()] == ["weight"]
