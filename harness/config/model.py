@@ -94,6 +94,9 @@ class ModelConfig(ConfigBase):
             check_positive(name, field, getattr(self, field), allow_none=True)
         for field in ("norm_eps", "rope_theta", "init_std"):
             check_positive(name, field, getattr(self, field))
+        for field in ("attn_softcap", "final_softcap", "attn_scale", "norm_eps", "rope_theta", "init_std"):
+            value = getattr(self, field)
+            check(value is None or math.isfinite(value), name, field, value, "must be finite")
         for field in ("attn_sinks", "tie_embeddings", "scaled_init", "norm_unit_offset", "scale_embeddings"):
             check(isinstance(getattr(self, field), bool), name, field, getattr(self, field), "must be true or false")
 

@@ -1,0 +1,148 @@
+"""ModelConfig validation as properties: invalid values raise ConfigError naming the field, valid configs
+round-trip through dicts with an equal content hash, and typos get the closest valid name suggested."""
+
+import re
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from harness.config import ConfigError, ModelConfig
+from harness.config.base import literal_options
+
+LITERALS = ("mlp", "norm", "norm_position", "qk_norm", "qk_norm_scope", "positions", "bias", "gelu_approximate")
+POSITIVE_INTS = ("vocab_size", "d_model", "n_layers", "n_heads", "max_seq_len", "n_experts", "ffn_multiple_of", "moe_top_k")
+OPTIONAL_INTS = ("n_kv_heads", "head_dim", "d_ff", "sliding_window")
+POSITIVE_FLOATS = ("norm_eps", "rope_theta", "init_std")
+OPTIONAL_FLOATS = ("attn_softcap", "final_softcap", "attn_scale")
+BOOLS = ("attn_sinks", "tie_embeddings", "scaled_init", "norm_unit_offset", "scale_embeddings")
+
+SMALL = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4)
+
+
+@st.composite
+def valid_configs(draw):
+    n_heads = draw(st.sampled_from([1, 2, 4, 8]))
+    positions = draw(st.sampled_from(literal_options(ModelConfig, "positions")))
+    qk_norm = draw(st.sampled_from(literal_options(ModelConfig, "qk_norm")))
+    window = draw(st.none() | st.integers(1, 64))
+    n_experts = draw(st.integers(1, 8))
+    fields = dict(
+        vocab_size=draw(st.integers(1, 50_000)),
+        d_model=n_heads * draw(st.sampled_from([2, 4, 8, 16])),
+        n_layers=draw(st.integers(1, 12)),
+        n_heads=n_heads,
+        n_kv_heads=draw(st.sampled_from([None] + [k for k in (1, 2, 4, 8) if n_heads % k == 0])),
+        d_ff=draw(st.none() | st.integers(1, 512)),
+        mlp=draw(st.sampled_from(literal_options(ModelConfig, "mlp"))),
+        n_experts=n_experts,
+        moe_top_k=draw(st.integers(1, n_experts)) if n_experts > 1 else draw(st.integers(1, 4)),
+        norm=draw(st.sampled_from(literal_options(ModelConfig, "norm"))),
+        norm_position=draw(st.sampled_from(literal_options(ModelConfig, "norm_position"))),
+        qk_norm=qk_norm,
+        qk_norm_scope=draw(st.sampled_from(literal_options(ModelConfig, "qk_norm_scope"))) if qk_norm != "none" else "head",
+        positions=positions,
+        nope_every=draw(st.integers(0, 4)) if positions == "rope" else 0,
+        sliding_window=window,
+        global_every=draw(st.integers(0, 4)) if window is not None else 0,
+        bias=draw(st.sampled_from(literal_options(ModelConfig, "bias"))),
+        gelu_approximate=draw(st.sampled_from(literal_options(ModelConfig, "gelu_approximate"))),
+        attn_softcap=draw(st.none() | st.floats(0.1, 100)),
+        final_softcap=draw(st.none() | st.floats(0.1, 100)),
+        attn_scale=draw(st.none() | st.floats(0.01, 2)),
+        rope_theta=draw(st.floats(1.0, 1e6)),
+        **{name: draw(st.booleans()) for name in BOOLS},
+    )
+    return ModelConfig(**fields)
+
+
+@settings(max_examples=60, deadline=None)
+@given(valid_configs())
+def test_valid_configs_round_trip_with_equal_hash(cfg):
+    again = ModelConfig.from_dict(cfg.to_dict())
+    assert again == cfg
+    assert again.content_hash() == cfg.content_hash()
+    assert re.fullmatch(r"[0-9a-f]{16}", cfg.content_hash())
+
+
+def test_derived_fields_hash_like_spelled_out_ones():
+    derived = ModelConfig(**SMALL)
+    spelled = ModelConfig(**SMALL, n_kv_heads=4, head_dim=8, d_ff=derived.d_ff)
+    assert spelled == derived and spelled.content_hash() == derived.content_hash()
+
+
+def _not_an_option(field):
+    return st.text(min_size=0, max_size=12).filter(lambda text: text not in literal_options(ModelConfig, field))
+
+
+def _bad_int(minimum):
+    return st.integers(max_value=minimum - 1) | st.floats(allow_nan=False).map(lambda v: v + 0.5) | st.booleans()
+
+
+INVALID = st.one_of(
+    *[st.tuples(st.just(field), _not_an_option(field)) for field in LITERALS],
+    *[st.tuples(st.just(field), _bad_int(1)) for field in POSITIVE_INTS + OPTIONAL_INTS],
+    *[st.tuples(st.just(field), _bad_int(0)) for field in ("nope_every", "global_every")],
+    *[
+        st.tuples(st.just(field), st.floats(max_value=0) | st.just(float("inf")) | st.just(float("nan")) | st.text(max_size=3))
+        for field in POSITIVE_FLOATS + OPTIONAL_FLOATS
+    ],
+    *[st.tuples(st.just(field), st.sampled_from([0, 1, "yes", None])) for field in BOOLS],
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(INVALID)
+def test_invalid_field_raises_naming_the_field(field_and_value):
+    field, value = field_and_value
+    with pytest.raises(ConfigError, match=rf"ModelConfig\.{field}="):
+        ModelConfig(**{**SMALL, field: value})
+
+
+@settings(max_examples=60, deadline=None)
+@given(n_heads=st.integers(1, 16), n_kv_heads=st.integers(1, 16))
+def test_kv_heads_must_divide_heads(n_heads, n_kv_heads):
+    assume(n_heads % n_kv_heads != 0)
+    with pytest.raises(ConfigError, match=r"ModelConfig\.n_kv_heads=.*valid: 1"):
+        ModelConfig(vocab_size=8, d_model=16 * n_heads, n_heads=n_heads, n_kv_heads=n_kv_heads)
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"head_dim": 7}, "head_dim"),  # odd head_dim cannot be rotated
+    ({"d_model": 30, "n_heads": 4}, "n_heads"),
+    ({"moe_top_k": 3, "n_experts": 2}, "moe_top_k"),
+    ({"positions": "learned", "nope_every": 2}, "nope_every"),
+    ({"global_every": 2}, "global_every"),
+    ({"qk_norm_scope": "full"}, "qk_norm_scope"),
+])
+def test_cross_field_rules_name_the_field(changes, field):
+    with pytest.raises(ConfigError, match=rf"ModelConfig\.{field}="):
+        ModelConfig(**{**SMALL, **changes})
+
+
+@settings(max_examples=100, deadline=None)
+@given(field=st.sampled_from(LITERALS), data=st.data())
+def test_a_one_letter_typo_suggests_a_valid_option(field, data):
+    option = data.draw(st.sampled_from(literal_options(ModelConfig, field)))
+    assume(len(option) >= 4)
+    cut = data.draw(st.integers(0, len(option) - 1))
+    typo = option[:cut] + option[cut + 1 :]
+    assume(typo not in literal_options(ModelConfig, field))
+    with pytest.raises(ConfigError, match=rf"Did you mean '[^']+'\?") as error:
+        ModelConfig(**{**SMALL, field: typo})
+    suggested = re.search(r"Did you mean '([^']+)'", str(error.value)).group(1)
+    assert suggested in literal_options(ModelConfig, field)
+
+
+@pytest.mark.parametrize("field, typo, expected", [
+    ("norm", "rmsnrom", "rmsnorm"), ("mlp", "swigluu", "swiglu"), ("norm_position", "sandwhich", "sandwich"),
+    ("positions", "roep", "rope"), ("qk_norm", "layer_norm", "layernorm"),
+])
+def test_typo_suggests_the_closest_option(field, typo, expected):
+    with pytest.raises(ConfigError, match=f"Did you mean '{expected}'"):
+        ModelConfig(**{**SMALL, field: typo})
+
+
+def test_unknown_field_name_suggests_the_closest_field():
+    with pytest.raises(ConfigError, match="did you mean 'n_kv_heads'"):
+        ModelConfig.from_dict({**SMALL, "n_kv_head": 2})
