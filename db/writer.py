@@ -142,6 +142,11 @@ class RunWriter:
         publish_exclusive(path / "manifest" / segment_shard_name(segment), manifest, "manifest")
         return cls(path, run_id, segment, flush_rows, flush_seconds)
 
+    @property
+    def pending_rows(self) -> int:
+        """Rows buffered in memory and not yet published (what a crash now would lose)."""
+        return self._pending
+
     def _check_open(self) -> None:
         if self.closed:
             raise DbError(f"run {self.run_id!r} is closed; open a new writer (resume=True) to log more.")
