@@ -11,9 +11,15 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from harness.config import ConfigError, ModelConfig
-from harness.hf.families import ARCHITECTURE_FAMILIES, EXPERT_COUNT_KEYS, FAMILY_DEFAULTS
+from harness.hf.families import (
+    ARCHITECTURE_FAMILIES,
+    DENSE_MLP_FAMILIES,
+    EXPERT_COUNT_KEYS,
+    FAMILY_DEFAULTS,
+    FAMILY_SWITCHES,
+)
 
-# Hugging Face activation name → (our mlp in a gated family, our mlp in GPT-2's dense one, gelu_approximate);
+# Hugging Face activation name → (our mlp in a gated family, our mlp in a dense one, gelu_approximate);
 # None where we have no such MLP (no dense SiLU, no ReLU-gated GLU).
 _ACTIVATIONS: dict[str, tuple[str | None, str | None, str]] = {
     "silu": ("swiglu", None, "none"),
@@ -46,7 +52,7 @@ class _HFConfig:
 
 def model_config_from_hf(config: Mapping[str, Any], strict: bool = True) -> ModelConfig:
     """Our `ModelConfig` for a Hugging Face `config.json` dict (GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma,
-    Gemma 2, OLMo 2). `strict=False` (for parameter counting) tolerates features that change the forward pass
+    Gemma 2, OLMo 2, Phi-3, StarCoder2, SmolLM3). `strict=False` (for parameter counting) tolerates features that change the forward pass
     but no parameter count (RoPE scaling, partial rotary, unusual window patterns); weight import must keep
     `strict=True`. Raises ConfigError naming the unsupported feature otherwise."""
     for key in EXPERT_COUNT_KEYS:
@@ -105,17 +111,16 @@ def _gpt2_fields(hf: _HFConfig) -> dict[str, Any]:
 
 
 def _llama_like_fields(hf: _HFConfig) -> dict[str, Any]:
+    """Every family but GPT-2: rotary decoders whose differences are the fixed FAMILY_SWITCHES plus the
+    config-dependent readers below."""
     family = hf.family
     d_model, n_heads = hf.get("hidden_size"), hf.get("num_attention_heads")
     head_dim = hf.get("head_dim") or d_model // n_heads
-    activation = hf.get("hidden_activation" if family == "gemma2" else "hidden_act")
-    if family == "gemma" and activation == "gelu":
-        activation = "gelu_pytorch_tanh"  # GemmaConfig rewrites the legacy "gelu" to the tanh form it meant
-    glu_mlp, approximate = _activation(hf, activation)
-    gemma = family in ("gemma", "gemma2")
-    if gemma and hf.get("use_bidirectional_attention"):
+    if family in ("gemma", "gemma2") and hf.get("use_bidirectional_attention"):
         hf.refuse("use_bidirectional_attention=True", "our decoder is causal", False)
+    mlp, approximate = _activation(hf, _activation_name(hf))
     sliding_window, global_every = _attention_windows(hf)
+    gemma2 = family == "gemma2"
     return {
         "vocab_size": hf.get("vocab_size"),
         "d_model": d_model,
@@ -124,20 +129,15 @@ def _llama_like_fields(hf: _HFConfig) -> dict[str, Any]:
         "n_kv_heads": hf.get("num_key_value_heads") or n_heads,
         "head_dim": head_dim,
         "d_ff": hf.get("intermediate_size"),
-        "mlp": glu_mlp,
+        "mlp": mlp,
         "gelu_approximate": approximate,
-        "norm": "rmsnorm",
-        "norm_eps": hf.get("rms_norm_eps"),
-        "norm_position": {"gemma2": "sandwich", "olmo2": "reordered"}.get(family, "pre"),
-        "qk_norm": "rmsnorm" if family in ("qwen3", "olmo2") else "none",
-        "qk_norm_scope": "full" if family == "olmo2" else "head",
-        "norm_unit_offset": gemma,
-        "scale_embeddings": gemma,
-        "attn_scale": _gemma2_attn_scale(hf, head_dim) if family == "gemma2" else None,
-        "attn_softcap": hf.get("attn_logit_softcapping") if family == "gemma2" else None,
-        "final_softcap": hf.get("final_logit_softcapping") if family == "gemma2" else None,
+        "norm_eps": hf.get("norm_epsilon" if family == "starcoder2" else "rms_norm_eps"),
+        "attn_scale": _gemma2_attn_scale(hf, head_dim) if gemma2 else None,
+        "attn_softcap": hf.get("attn_logit_softcapping") if gemma2 else None,
+        "final_softcap": hf.get("final_logit_softcapping") if gemma2 else None,
         "positions": "rope",
         "rope_theta": _rope_theta(hf),
+        "nope_every": _nope_every(hf) if family == "smollm3" else 0,
         "max_seq_len": hf.get("max_position_embeddings"),
         "sliding_window": sliding_window,
         "global_every": global_every,
@@ -145,12 +145,21 @@ def _llama_like_fields(hf: _HFConfig) -> dict[str, Any]:
         "tie_embeddings": hf.get("tie_word_embeddings"),
         "init_std": hf.get("initializer_range"),
         "scaled_init": False,
+        **FAMILY_SWITCHES[family],
     }
 
 
+def _activation_name(hf: _HFConfig) -> str:
+    if hf.family == "gemma2":
+        return hf.get("hidden_activation")
+    name = hf.get("hidden_act")
+    # GemmaConfig rewrites the legacy "gelu" of the official Gemma releases to the tanh form they meant.
+    return "gelu_pytorch_tanh" if hf.family == "gemma" and name == "gelu" else name
+
+
 def _activation(hf: _HFConfig, name: str) -> tuple[str, str]:
-    """(our mlp, gelu_approximate) for a Hugging Face activation in this family (gated, or GPT-2's dense)."""
-    column = 1 if hf.family == "gpt2" else 0
+    """(our mlp, gelu_approximate) for a Hugging Face activation in this family (gated, or dense)."""
+    column = 1 if hf.family in DENSE_MLP_FAMILIES else 0
     mlp = _ACTIVATIONS.get(name, (None, None, "none"))[column]
     if mlp is None:
         expressible = [n for n, row in _ACTIVATIONS.items() if row[column] is not None]
@@ -162,10 +171,14 @@ def _bias(hf: _HFConfig) -> str:
     """Our `bias` switch: Qwen2 always has q/k/v biases; elsewhere attention_bias covers q, k, v *and* o."""
     if hf.family == "qwen2":
         return "qkv"
-    if hf.family == "mistral":
+    if hf.family in ("mistral", "phi3"):
         return "none"
+    if hf.family == "starcoder2":
+        if not hf.get("use_bias"):
+            hf.refuse("use_bias=False", "StarCoder2's LayerNorms keep their β, which our norms only have with bias='all'")
+        return "all"
     attention_bias = hf.get("attention_bias")
-    mlp_bias = hf.get("mlp_bias") if hf.family == "llama" else False
+    mlp_bias = hf.get("mlp_bias") if hf.family in ("llama", "smollm3") else False
     if attention_bias == mlp_bias:
         return "all" if attention_bias else "none"
     hf.refuse(
@@ -179,7 +192,7 @@ def _rope_theta(hf: _HFConfig) -> float:
     """RoPE base, read the way transformers 5 standardizes it; any scaling or partial rotation is refused."""
     params = hf.raw.get("rope_scaling") or hf.raw.get("rope_parameters") or {}
     if any(isinstance(value, Mapping) for value in params.values()):
-        hf.refuse(f"per-layer-type rope_parameters ({', '.join(params)})", "one RoPE base serves every layer")
+        hf.refuse(f"per-layer-type rope_parameters ({', '.join(params)})", "one RoPE base serves every layer", False)
         params = next(value for value in params.values() if isinstance(value, Mapping))
     rope_type = params.get("rope_type", params.get("type", "default"))
     if rope_type != "default":
@@ -187,14 +200,19 @@ def _rope_theta(hf: _HFConfig) -> float:
     partial = params.get("partial_rotary_factor", hf.raw.get("partial_rotary_factor", 1.0))
     if partial != 1.0:
         hf.refuse(f"partial_rotary_factor={partial}", "RoPE rotates every channel of the head here", False)
-    return float(params.get("rope_theta", hf.raw.get("rope_theta", 10000.0)))
+    return float(params.get("rope_theta", hf.get("rope_theta")))
 
 
 def _attention_windows(hf: _HFConfig) -> tuple[int | None, int]:
     """(sliding_window, global_every) reproducing the family's per-layer attention types."""
     n_layers = hf.get("num_hidden_layers")
-    if hf.family == "mistral":
+    if hf.family in ("mistral", "phi3", "starcoder2"):
         return hf.get("sliding_window"), 0
+    if hf.family == "smollm3":
+        window = hf.get("sliding_window") if hf.get("use_sliding_window") else None
+        uses_rope = _smollm3_rope_layers(hf)
+        default_types = ["sliding_attention" if window is not None and not rope else "full_attention" for rope in uses_rope]
+        return _window_pattern(hf, hf.get("layer_types") or default_types, window)
     if hf.family in ("qwen2", "qwen3"):
         window = hf.get("sliding_window") if hf.get("use_sliding_window") else None
         first_local = hf.get("max_window_layers")
@@ -227,3 +245,22 @@ def _gemma2_attn_scale(hf: _HFConfig, head_dim: int) -> float | None:
     """query_pre_attn_scalar ** -0.5; None when that is the default 1/sqrt(head_dim), so configs compare equal."""
     scalar = hf.get("query_pre_attn_scalar")
     return None if scalar == head_dim else scalar**-0.5
+
+
+def _smollm3_rope_layers(hf: _HFConfig) -> list[int]:
+    """SmolLM3's per-layer RoPE flags (1: rotate, 0: NoPE), defaulting to NoPE on every interval-th layer."""
+    interval = hf.get("no_rope_layer_interval")
+    default = [int((i + 1) % interval != 0) for i in range(hf.get("num_hidden_layers"))]
+    return hf.get("no_rope_layers") or default
+
+
+def _nope_every(hf: _HFConfig) -> int:
+    """Our nope_every=k for SmolLM3's RoPE flags: NoPE exactly on layers k, 2k, ... (1-based), or 0 for none."""
+    uses_rope = _smollm3_rope_layers(hf)
+    if all(uses_rope):
+        return 0
+    for every in range(1, len(uses_rope) + 1):
+        if all(bool(rope) == ((i + 1) % every != 0) for i, rope in enumerate(uses_rope)):
+            return every
+    hf.refuse(f"no_rope_layers pattern {uses_rope}", "NoPE layers must be every k-th layer (nope_every=k)", False)
+    return 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# Keys shared by the Llama-like families (Llama, Mistral, Qwen2/3, Gemma, OLMo 2), with Llama's defaults.
+# Keys shared by the Llama-like families (all but GPT-2), with Llama's defaults.
 _LLAMA_LIKE: dict[str, Any] = {
     "num_key_value_heads": None,
     "head_dim": None,
@@ -20,6 +20,7 @@ _LLAMA_LIKE: dict[str, Any] = {
     "tie_word_embeddings": False,
     "attention_bias": False,
     "mlp_bias": False,
+    "rope_theta": 10000.0,
 }
 
 FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -62,6 +63,33 @@ FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
                "use_bidirectional_attention": None},
     "olmo2": {**_LLAMA_LIKE, "vocab_size": 50304, "hidden_size": 4096, "intermediate_size": 11008,
               "num_hidden_layers": 32, "num_attention_heads": 32, "rms_norm_eps": 1e-5},
+    "phi3": {**_LLAMA_LIKE, "vocab_size": 32064, "hidden_size": 3072, "intermediate_size": 8192,
+             "num_hidden_layers": 32, "num_attention_heads": 32, "max_position_embeddings": 4096,
+             "rms_norm_eps": 1e-5, "sliding_window": None},
+    "starcoder2": {**_LLAMA_LIKE, "vocab_size": 49152, "hidden_size": 3072, "intermediate_size": 12288,
+                   "num_hidden_layers": 30, "num_attention_heads": 24, "num_key_value_heads": 2,
+                   "hidden_act": "gelu_pytorch_tanh", "max_position_embeddings": 4096, "initializer_range": 0.018042,
+                   "norm_epsilon": 1e-5, "sliding_window": None, "use_bias": True, "tie_word_embeddings": True},
+    "smollm3": {**_LLAMA_LIKE, "vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 11008,
+                "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4,
+                "max_position_embeddings": 32768, "tie_word_embeddings": True, "rope_theta": 2000000.0, "use_sliding_window": False,
+                "sliding_window": None, "no_rope_layers": None, "no_rope_layer_interval": 4, "layer_types": None},
+}
+
+# What each family's architecture fixes regardless of its config values (our switch → value); everything else
+# is read from the config. GPT-2's fixed switches live with its reader, which shares nothing with these.
+FAMILY_SWITCHES: dict[str, dict[str, Any]] = {
+    "llama": {},
+    "mistral": {},
+    "qwen2": {},
+    "qwen3": {"qk_norm": "rmsnorm"},
+    "gemma": {"norm_unit_offset": True, "scale_embeddings": True},
+    "gemma2": {"norm_position": "sandwich", "norm_unit_offset": True, "scale_embeddings": True},
+    # OLMo 2 normalizes only sublayer outputs, and q/k over all heads at once.
+    "olmo2": {"norm_position": "reordered", "qk_norm": "rmsnorm", "qk_norm_scope": "full"},
+    "phi3": {},
+    "starcoder2": {"norm": "layernorm"},
+    "smollm3": {},
 }
 
 # `architectures[0]` → family, for config dicts without `model_type` (the seed's Llama 3.2 config).
@@ -74,7 +102,13 @@ ARCHITECTURE_FAMILIES: dict[str, str] = {
     "GemmaForCausalLM": "gemma",
     "Gemma2ForCausalLM": "gemma2",
     "Olmo2ForCausalLM": "olmo2",
+    "Phi3ForCausalLM": "phi3",
+    "Starcoder2ForCausalLM": "starcoder2",
+    "SmolLM3ForCausalLM": "smollm3",
 }
+
+# Families whose MLP is dense (up, act, down) rather than gated.
+DENSE_MLP_FAMILIES = ("gpt2", "starcoder2")
 
 # Config keys whose value > 1 means a routed mixture of experts (Mixtral, Qwen-MoE, OLMoE, DeepSeek, gpt-oss).
 EXPERT_COUNT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")

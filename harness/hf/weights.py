@@ -1,5 +1,5 @@
-"""Copy a transformers causal-LM's weights into our `Transformer`, renaming (and for GPT-2 transposing and
-splitting) each tensor into the parameter names of docs/internals.md.
+"""Copy a transformers causal-LM's weights into our `Transformer`, renaming each tensor into the parameter names
+of docs/internals.md (transposing GPT-2's Conv1D weights and splitting fused q/k/v and gate/up projections).
 
 Every Hugging Face parameter must land somewhere and every one of ours must be filled, so a family detail we
 do not model (an extra bias, a fifth norm) fails loudly instead of importing a silently different network.
@@ -14,7 +14,7 @@ from typing import Any, Iterator
 import torch
 from torch import nn
 
-from harness.config import ConfigError
+from harness.config import ConfigError, ModelConfig
 from harness.hf.config import model_config_from_hf
 from harness.model import Transformer, build_model
 
@@ -35,19 +35,22 @@ _LAYER_NORM_SLOTS: dict[str, dict[str, str]] = {
 _GPT2_LAYER = re.compile(r"transformer\.h\.(\d+)\.(.+)")
 _GPT2_RENAMES = {
     "ln_1": "norm_attn_in",
+    "attn.c_attn": "attn.qkv_proj",
     "ln_2": "norm_mlp_in",
     "attn.c_proj": "attn.o_proj",
     "mlp.c_fc": "mlp.up_proj",
     "mlp.c_proj": "mlp.down_proj",
 }
+# StarCoder2 names its dense MLP like GPT-2 (but in nn.Linear layout).
+_DENSE_MLP_RENAMES = {"c_fc": "up_proj", "c_proj": "down_proj"}
 _GPT2_TOP = {"transformer.wte.weight": "tok_emb.weight", "transformer.wpe.weight": "pos_emb.weight",
              "transformer.ln_f.weight": "final_norm.weight", "transformer.ln_f.bias": "final_norm.bias"}
 
 
 def from_hf(hf_model: Any) -> Transformer:
-    """Our model with the weights of a transformers causal LM (`GPT2LMHeadModel`, `LlamaForCausalLM`,
-    `MistralForCausalLM`, `Qwen2/Qwen3ForCausalLM`, `Gemma/Gemma2ForCausalLM`, `Olmo2ForCausalLM`), in the
-    Hugging Face model's dtype; its logits match the original's. Raises ConfigError for what we cannot express."""
+    """Our model with the weights of a transformers causal LM (GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma,
+    Gemma 2, OLMo 2, Phi-3, StarCoder2, SmolLM3), in the Hugging Face model's dtype; its logits match the
+    original's. Raises ConfigError for what we cannot express."""
     if not (hasattr(hf_model, "config") and isinstance(hf_model, nn.Module)):
         raise ConfigError(f"from_hf expects a transformers model (nn.Module with .config), got {type(hf_model).__name__}.")
     hf_config = hf_model.config.to_dict()
@@ -60,21 +63,40 @@ def from_hf(hf_model: Any) -> Transformer:
     unused = [name for name in hf_params if rename(name) is None]
     if unused:
         raise ConfigError(f"Hugging Face {family} parameters with no place in our model: {', '.join(unused[:5])}.")
-    tensors = _gpt2_tensors(hf_params) if family == "gpt2" else _llama_like_tensors(hf_params, family)
+    state: dict[str, torch.Tensor] = {}
+    for name, tensor in hf_params.items():
+        ours, tensor = rename(name), tensor.detach()
+        if family == "gpt2" and _is_conv1d(ours):
+            tensor = tensor.t()  # GPT-2's Conv1D stores (in, out), the transpose of nn.Linear
+        state.update(_unfused(ours, tensor, cfg))
     model = build_model(cfg)
-    model.load_state_dict(dict(tensors), strict=True)
+    model.load_state_dict(state, strict=True)
     return model.to(next(hf_model.parameters()).dtype)
 
 
+def _unfused(name: str, tensor: torch.Tensor, cfg: ModelConfig) -> Iterator[tuple[str, torch.Tensor]]:
+    """Split fused projections (GPT-2's c_attn, Phi-3's qkv_proj and gate_up_proj) along their output rows."""
+    if ".attn.qkv_proj." in name:
+        q_rows, kv_rows = cfg.n_heads * cfg.head_dim, cfg.n_kv_heads * cfg.head_dim
+        parts = zip(("q_proj", "k_proj", "v_proj"), tensor.split((q_rows, kv_rows, kv_rows), dim=0))
+        return ((name.replace("qkv_proj", part), chunk.contiguous()) for part, chunk in parts)
+    if ".mlp.gate_up_proj." in name:
+        gate, up = tensor.chunk(2, dim=0)  # Phi-3 computes up · act(gate) with gate first
+        return ((name.replace("gate_up_proj", "gate_proj"), gate.contiguous()),
+                (name.replace("gate_up_proj", "up_proj"), up.contiguous()))
+    return ((name, tensor.contiguous()),)
+
+
 def _llama_like_name(name: str, family: str) -> str | None:
-    """Our name for a Llama-style parameter (`model.layers.3.self_attn.q_proj.weight` → `layers.3.attn.q_proj.weight`)."""
+    """Our name for a Llama-style parameter (`model.layers.3.self_attn.q_proj.weight` → `layers.3.attn.q_proj.weight`),
+    or None when it has no counterpart. Fused projections keep a fused name for `_unfused`."""
     if name == "lm_head.weight":
         return name
     name = name.removeprefix("model.")
     if name == "embed_tokens.weight":
         return "tok_emb.weight"
-    if name == "norm.weight":
-        return "final_norm.weight"
+    if name in ("norm.weight", "norm.bias"):
+        return f"final_{name}"
     match = re.fullmatch(r"layers\.(\d+)\.(\w+)\.(.+)", name)
     if match is None:
         return None
@@ -82,20 +104,14 @@ def _llama_like_name(name: str, family: str) -> str | None:
     if module == "self_attn":
         return f"layers.{layer}.attn.{rest}"
     if module == "mlp":
-        return f"layers.{layer}.mlp.{rest}"
+        module_name, _, kind = rest.rpartition(".")
+        return f"layers.{layer}.mlp.{_DENSE_MLP_RENAMES.get(module_name, module_name)}.{kind}"
     slot = _LAYER_NORM_SLOTS.get(family, _LAYER_NORM_SLOTS["pre"]).get(module)
     return f"layers.{layer}.{slot}.{rest}" if slot else None
 
 
-def _llama_like_tensors(hf_params: dict[str, torch.Tensor], family: str) -> Iterator[tuple[str, torch.Tensor]]:
-    for name, tensor in hf_params.items():
-        ours = _llama_like_name(name, family)
-        if ours is not None:
-            yield ours, tensor.detach()
-
-
 def _gpt2_name(name: str) -> str | None:
-    """Our name for a GPT-2 parameter; the fused `c_attn` maps to q_proj (its split is done by `_gpt2_tensors`)."""
+    """Our name for a GPT-2 parameter, or None when it has no counterpart."""
     if name in _GPT2_TOP or name == "lm_head.weight":
         return _GPT2_TOP.get(name, name)
     match = _GPT2_LAYER.fullmatch(name)
@@ -103,23 +119,9 @@ def _gpt2_name(name: str) -> str | None:
         return None
     layer, rest = match.groups()
     module, _, kind = rest.rpartition(".")
-    if module == "attn.c_attn":
-        return f"layers.{layer}.attn.q_proj.{kind}"
     return f"layers.{layer}.{_GPT2_RENAMES[module]}.{kind}" if module in _GPT2_RENAMES else None
 
 
-def _gpt2_tensors(hf_params: dict[str, torch.Tensor]) -> Iterator[tuple[str, torch.Tensor]]:
-    """GPT-2's Conv1D stores (in, out), the transpose of nn.Linear; `c_attn` is q, k and v fused along out."""
-    for name, tensor in hf_params.items():
-        ours = _gpt2_name(name)
-        if ours is None:
-            continue
-        tensor = tensor.detach()
-        is_conv1d = ours.startswith("layers.") and ours.endswith(".weight") and ".norm_" not in ours
-        if is_conv1d:
-            tensor = tensor.t()  # (out, in)
-        if ".attn.q_proj." in ours:
-            for part, chunk in zip("qkv", tensor.chunk(3, dim=0)):  # (d, ·) each, or (d,) for the bias
-                yield ours.replace(".q_proj.", f".{part}_proj."), chunk.contiguous()
-        else:
-            yield ours, tensor.contiguous()
+def _is_conv1d(name: str) -> bool:
+    """GPT-2's projection weights are Conv1D; its embeddings, norms and LM head are not."""
+    return name.startswith("layers.") and name.endswith(".weight") and ".norm_" not in name

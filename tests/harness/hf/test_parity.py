@@ -72,10 +72,24 @@ CASES = {
         ("gqa-tied", llama_like("gqa", tie_word_embeddings=True)),
         ("mqa", llama_like("mqa", rms_norm_eps=1e-6)),
     ],
+    "phi3": [
+        ("gqa-window", llama_like("gqa", sliding_window=5)),
+        ("mqa-tied", llama_like("mqa", tie_word_embeddings=True)),
+    ],
+    "starcoder2": [
+        ("gqa-tied-window", llama_like("gqa", sliding_window=4)),
+        ("mha-untied-exact-gelu", llama_like("mha", tie_word_embeddings=False, hidden_act="gelu")),
+    ],
+    "smollm3": [
+        ("gqa-nope-every-2", llama_like("gqa", num_hidden_layers=4, no_rope_layer_interval=2)),
+        ("mqa-untied-biases-nope-every-3", llama_like("mqa", tie_word_embeddings=False, attention_bias=True,
+                                                      mlp_bias=True, no_rope_layer_interval=3)),
+    ],
 }
 CONFIG_CLASSES = {
     "gpt2": "GPT2Config", "llama": "LlamaConfig", "mistral": "MistralConfig", "qwen2": "Qwen2Config",
     "qwen3": "Qwen3Config", "gemma": "GemmaConfig", "gemma2": "Gemma2Config", "olmo2": "Olmo2Config",
+    "phi3": "Phi3Config", "starcoder2": "Starcoder2Config", "smollm3": "SmolLM3Config",
 }
 
 
