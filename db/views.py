@@ -89,7 +89,7 @@ def create_views(con, catalog: Catalog) -> None:
         "    ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS superseded_from FROM _manifests"
         ") WHERE superseded_from IS NOT NULL"
     )
-    dedup = con.execute("SELECT count(*) FROM _superseded").fetchone()[0] > 0
+    dedup = con.execute("SELECT count(*) FROM _superseded").fetchall()[0][0] > 0
     for table in DATA_SCHEMAS:
         _data_view(con, table, catalog.files[table], dedup)
     con.execute("CREATE TABLE _dead (run_id VARCHAR, segment INTEGER)")

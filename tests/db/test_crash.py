@@ -1,0 +1,40 @@
+"""A writer killed with SIGKILL mid-write loses at most its unflushed tail, and breaks nothing else."""
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import db
+
+HERE = Path(__file__).parent
+FLUSH_ROWS = 500
+
+
+@pytest.mark.timeout(60)
+def test_sigkilled_writer_loses_only_its_unflushed_tail(results, write_run):
+    write_run(results, "before")
+    victim = subprocess.Popen(
+        [sys.executable, str(HERE / "writer_process.py"), str(results), "victim", "0", str(FLUSH_ROWS), "--forever"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    flushed = 0
+    while flushed < 20 * FLUSH_ROWS:  # let it publish a number of shards, then kill it while it writes
+        flushed = int(victim.stdout.readline().split()[1])
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    write_run(results, "after")
+
+    con = db.connect(results)
+    statuses = dict(con.execute("SELECT run_id, status FROM runs").fetchall())
+    assert statuses == {"before": "completed", "after": "completed", "victim": "crashed"}
+    count, distinct, last = con.execute(
+        "SELECT count(*), count(DISTINCT step), max(step) FROM metrics WHERE run_id = 'victim'"
+    ).fetchone()
+    assert count == distinct == last + 1  # a gap-free prefix of what it logged
+    assert count >= flushed and count % FLUSH_ROWS == 0  # everything reported flushed; whole shards only
+    assert con.execute("SELECT count(*) FROM metrics WHERE run_id <> 'victim'").fetchone() == (66,)
+    for view in ("layer_metrics", "events"):
+        con.execute(f"SELECT * FROM {view}").fetchall()
