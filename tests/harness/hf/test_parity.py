@@ -13,6 +13,7 @@ transformers = pytest.importorskip("transformers")
 
 from harness.config import ConfigError  # noqa: E402
 from harness.hf import from_hf  # noqa: E402
+from harness.model import build_model  # noqa: E402
 
 VOCAB, SEQ, TOLERANCE = 96, 12, 1e-4
 TOKEN_IDS = {"bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0}  # inside the tiny vocab
@@ -133,16 +134,19 @@ def test_logits_match_transformers(family, kwargs, seed):
     assert expected.std().item() > 0.1  # a degenerate network would match trivially
 
 
-def test_window_and_caps_are_exercised_in_the_gemma2_case():
+def test_the_gemma2_parity_case_depends_on_its_window():
     """The Gemma 2 parity case only proves windowing if dropping the window changes the logits."""
-    reference = hf_model("gemma2", CASES["gemma2"][0][1], 0)
-    ours = from_hf(reference).eval()
+    ours = from_hf(hf_model("gemma2", CASES["gemma2"][0][1], 0)).eval()
+    unwindowed = build_model(ours.cfg.replace(sliding_window=None, global_every=0)).eval()
+    unwindowed.load_state_dict(ours.state_dict())
     input_ids = torch.randint(0, VOCAB, (1, SEQ), generator=torch.Generator().manual_seed(0))
-    unwindowed = ours.layers[0].attn
     with torch.no_grad():
-        windowed_logits = ours(input_ids)
-        unwindowed.window = None
-        assert (ours(input_ids) - windowed_logits).abs().max().item() > 1e-3
+        assert (unwindowed(input_ids) - ours(input_ids)).abs().max().item() > 1e-3
+
+
+def test_keeps_the_hugging_face_dtype():
+    reference = hf_model("llama", CASES["llama"][0][1], 0).to(torch.bfloat16)
+    assert {p.dtype for p in from_hf(reference).parameters()} == {torch.bfloat16}
 
 
 def test_refuses_models_it_cannot_reproduce():
