@@ -154,7 +154,9 @@ class Corpus:
             return default_documents()
         if self.source.kind == "hub":
             return _dataset_texts(self._hub_dataset, self.cfg.text_field, self.source.name)
-        dataset = load_local(self.source.loader, list(self.source.files), str(self.cache_dir / "hf-datasets"))
+        if all(Path(path).stat().st_size == 0 for path in self.source.files):
+            return []  # datasets cannot even infer a schema from empty files; `documents` reports it
+        dataset = load_local(self.source.name, self.source.loader, list(self.source.files), str(self.cache_dir / "hf-datasets"))
         field = "text" if self.source.loader == "text" else self.cfg.text_field  # .txt files have no columns
         return _dataset_texts(dataset, field, self.source.name)
 

@@ -13,6 +13,7 @@ The text differs a little between Python versions; the corpus hash, not the vers
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import sys
 import sysconfig
@@ -53,10 +54,11 @@ def _docstrings(path: Path) -> list[str]:
     return [t for t in texts if t and len(t) >= MIN_DOCSTRING_CHARS]
 
 
-def default_documents() -> list[str]:
+@functools.cache  # parsing the standard library takes seconds; a process preparing several vocab sizes pays once
+def default_documents() -> tuple[str, ...]:
     """The documents of the default corpus: pydoc topics and long stdlib docstrings, deduplicated, hash-ordered."""
     documents = set(pydoc_data.topics.topics.values())
     for path in stdlib_sources():
         documents.update(_docstrings(path))
     stripped = {d.strip() for d in documents} - {""}
-    return sorted(stripped, key=lambda d: hashlib.sha256(d.encode()).digest())
+    return tuple(sorted(stripped, key=lambda d: hashlib.sha256(d.encode()).digest()))

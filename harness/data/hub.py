@@ -40,17 +40,17 @@ def hub_offline() -> Iterator[None]:
 @contextlib.contextmanager
 def progress_bars(enabled: bool) -> Iterator[None]:
     """Show or hide `datasets`' own progress bars for this block."""
-    import datasets.utils.tqdm as hf_tqdm
+    import datasets
 
-    was_enabled = not hf_tqdm.are_progress_bars_disabled()
-    (hf_tqdm.enable_progress_bars if enabled else hf_tqdm.disable_progress_bars)()
+    was_enabled = not datasets.are_progress_bars_disabled()
+    (datasets.enable_progress_bars if enabled else datasets.disable_progress_bars)()
     try:
         yield
     finally:
-        (hf_tqdm.enable_progress_bars if was_enabled else hf_tqdm.disable_progress_bars)()
+        (datasets.enable_progress_bars if was_enabled else datasets.disable_progress_bars)()
 
 
-def load_local(loader: str, files: list[str], cache_dir: str) -> Any:
+def load_local(source: str, loader: str, files: list[str], cache_dir: str) -> Any:
     """Local text/json/parquet files as one `datasets.Dataset` (never touches the network).
 
     A .txt file is read as paragraphs (blank-line separated), each one a document.
@@ -60,7 +60,14 @@ def load_local(loader: str, files: list[str], cache_dir: str) -> Any:
     options = {"sample_by": "paragraph"} if loader == "text" else {}
     show_progress = sum(os.path.getsize(f) for f in files) > LARGE_LOCAL_BYTES
     with hub_offline(), progress_bars(show_progress):
-        return datasets.load_dataset(loader, data_files=files, split="train", cache_dir=cache_dir, **options)
+        try:
+            return datasets.load_dataset(loader, data_files=files, split="train", cache_dir=cache_dir, **options)
+        except datasets.exceptions.DatasetGenerationError as error:
+            cause = error.__cause__ or error
+            raise DataError(
+                f"DataConfig.source={source!r}: could not read its {loader} files ({len(files)}, the first "
+                f"{files[0]!r}): {type(cause).__name__}: {cause}"
+            ) from None
 
 
 def load_hub(name: str, split: str) -> Any:
