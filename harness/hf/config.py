@@ -52,9 +52,9 @@ class _HFConfig:
 
 def model_config_from_hf(config: Mapping[str, Any], strict: bool = True) -> ModelConfig:
     """Our `ModelConfig` for a Hugging Face `config.json` dict (GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma,
-    Gemma 2, OLMo 2, Phi-3, StarCoder2, SmolLM3). `strict=False` (for parameter counting) tolerates features that change the forward pass
-    but no parameter count (RoPE scaling, partial rotary, unusual window patterns); weight import must keep
-    `strict=True`. Raises ConfigError naming the unsupported feature otherwise."""
+    Gemma 2, OLMo 2, Phi-3, StarCoder2, SmolLM3). `strict=False` (for parameter counting) tolerates features
+    that change the forward pass but no parameter count (RoPE scaling, partial rotary, unusual window
+    patterns); weight import must keep `strict=True`. Raises ConfigError naming the unsupported feature."""
     for key in EXPERT_COUNT_KEYS:
         if (config.get(key) or 0) > 1:
             raise ConfigError(
@@ -74,7 +74,9 @@ def _family(config: Mapping[str, Any]) -> str:
         return family
     supported = ", ".join(sorted(FAMILY_DEFAULTS))
     if family is None and not architectures:
-        raise ConfigError(f"Hugging Face config: neither model_type nor architectures is set; supported model_type: {supported}.")
+        raise ConfigError(
+            f"Hugging Face config: neither model_type nor architectures is set; supported model_type: {supported}."
+        )
     named = f"model_type={model_type!r}" if model_type else f"architectures={list(architectures)!r}"
     raise ConfigError(f"Hugging Face config: {named} is not supported; supported model_type: {supported}.")
 
@@ -175,7 +177,7 @@ def _bias(hf: _HFConfig) -> str:
         return "none"
     if hf.family == "starcoder2":
         if not hf.get("use_bias"):
-            hf.refuse("use_bias=False", "StarCoder2's LayerNorms keep their β, which our norms only have with bias='all'")
+            hf.refuse("use_bias=False", "StarCoder2's LayerNorms keep their β, which ours only have with bias='all'")
         return "all"
     attention_bias = hf.get("attention_bias")
     mlp_bias = hf.get("mlp_bias") if hf.family in ("llama", "smollm3") else False
@@ -211,12 +213,14 @@ def _attention_windows(hf: _HFConfig) -> tuple[int | None, int]:
     if hf.family == "smollm3":
         window = hf.get("sliding_window") if hf.get("use_sliding_window") else None
         uses_rope = _smollm3_rope_layers(hf)
-        default_types = ["sliding_attention" if window is not None and not rope else "full_attention" for rope in uses_rope]
+        local = [window is not None and not rope for rope in uses_rope]  # SmolLM3 windows its NoPE layers
+        default_types = ["sliding_attention" if is_local else "full_attention" for is_local in local]
         return _window_pattern(hf, hf.get("layer_types") or default_types, window)
     if hf.family in ("qwen2", "qwen3"):
         window = hf.get("sliding_window") if hf.get("use_sliding_window") else None
         first_local = hf.get("max_window_layers")
-        default_types = ["sliding_attention" if window is not None and i >= first_local else "full_attention" for i in range(n_layers)]
+        local = [window is not None and i >= first_local for i in range(n_layers)]
+        default_types = ["sliding_attention" if is_local else "full_attention" for is_local in local]
         return _window_pattern(hf, hf.get("layer_types") or default_types, window)
     if hf.family == "gemma2":
         default_types = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n_layers)]

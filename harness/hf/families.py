@@ -72,7 +72,8 @@ FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
                    "norm_epsilon": 1e-5, "sliding_window": None, "use_bias": True, "tie_word_embeddings": True},
     "smollm3": {**_LLAMA_LIKE, "vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 11008,
                 "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4,
-                "max_position_embeddings": 32768, "tie_word_embeddings": True, "rope_theta": 2000000.0, "use_sliding_window": False,
+                "max_position_embeddings": 32768, "tie_word_embeddings": True, "rope_theta": 2000000.0,
+                "use_sliding_window": False,
                 "sliding_window": None, "no_rope_layers": None, "no_rope_layer_interval": 4, "layer_types": None},
 }
 

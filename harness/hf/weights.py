@@ -52,7 +52,7 @@ def from_hf(hf_model: Any) -> Transformer:
     Gemma 2, OLMo 2, Phi-3, StarCoder2, SmolLM3), in the Hugging Face model's dtype; its logits match the
     original's. Raises ConfigError for what we cannot express."""
     if not (hasattr(hf_model, "config") and isinstance(hf_model, nn.Module)):
-        raise ConfigError(f"from_hf expects a transformers model (nn.Module with .config), got {type(hf_model).__name__}.")
+        raise ConfigError(f"from_hf expects a transformers model (nn.Module with .config), got {type(hf_model)}.")
     hf_config = hf_model.config.to_dict()
     cfg = model_config_from_hf(hf_config, strict=True)
     hf_params = dict(hf_model.named_parameters())  # tied weights appear once, under the embedding's name
@@ -88,8 +88,9 @@ def _unfused(name: str, tensor: torch.Tensor, cfg: ModelConfig) -> Iterator[tupl
 
 
 def _llama_like_name(name: str, family: str) -> str | None:
-    """Our name for a Llama-style parameter (`model.layers.3.self_attn.q_proj.weight` → `layers.3.attn.q_proj.weight`),
-    or None when it has no counterpart. Fused projections keep a fused name for `_unfused`."""
+    """Our name for a Llama-style parameter (`model.layers.3.self_attn.q_proj.weight` →
+    `layers.3.attn.q_proj.weight`), or None when it has no counterpart. Fused projections keep a fused name
+    for `_unfused`."""
     if name == "lm_head.weight":
         return name
     name = name.removeprefix("model.")

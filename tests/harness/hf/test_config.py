@@ -52,16 +52,19 @@ def test_smollm3_nope_layers_starcoder2_layernorm_and_phi3_windows():
     assert (smollm3.nope_every, smollm3.rope_theta) == (4, 2000000.0)
     assert [smollm3.layer_uses_rope(i) for i in range(4)] == [True, True, True, False]
     starcoder2 = model_config_from_hf({"model_type": "starcoder2", "sliding_window": 4096})
-    assert (starcoder2.norm, starcoder2.bias, starcoder2.mlp, starcoder2.gelu_approximate) == ("layernorm", "all", "gelu", "tanh")
+    assert (starcoder2.norm, starcoder2.bias) == ("layernorm", "all")
+    assert (starcoder2.mlp, starcoder2.gelu_approximate) == ("gelu", "tanh")
     assert starcoder2.layer_window(0) == 4096
     phi3 = model_config_from_hf({"architectures": ["Phi3ForCausalLM"], "sliding_window": 2047})
     assert (phi3.sliding_window, phi3.global_every, phi3.mlp, phi3.bias) == (2047, 0, "swiglu", "none")
 
 
 def test_rope_theta_precedence_and_qwen_biases():
-    new_style = model_config_from_hf({"model_type": "qwen2", "rope_parameters": {"rope_type": "default", "rope_theta": 1e6}})
+    rope_parameters = {"rope_type": "default", "rope_theta": 1e6}
+    new_style = model_config_from_hf({"model_type": "qwen2", "rope_parameters": rope_parameters})
     assert new_style.rope_theta == 1e6 and new_style.bias == "qkv"
-    old_style = model_config_from_hf({"model_type": "llama", "rope_theta": 5e5, "attention_bias": True, "mlp_bias": True})
+    old_style = model_config_from_hf({"model_type": "llama", "rope_theta": 5e5, "attention_bias": True,
+                                      "mlp_bias": True})
     assert old_style.rope_theta == 5e5 and old_style.bias == "all"
 
 
@@ -80,7 +83,8 @@ def test_qwen_sliding_layers_from_max_window_layers():
         ({"model_type": "llama", "rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "rope_scaling type 'yarn'"),
         ({"model_type": "gpt2", "scale_attn_by_inverse_layer_idx": True}, "scale_attn_by_inverse_layer_idx"),
         ({"model_type": "gpt2", "reorder_and_upcast_attn": True}, "reorder_and_upcast_attn"),
-        ({"model_type": "llama", "rope_parameters": {"rope_theta": 1e4, "partial_rotary_factor": 0.5}}, "partial_rotary_factor=0.5"),
+        ({"model_type": "llama", "rope_parameters": {"rope_theta": 1e4, "partial_rotary_factor": 0.5}},
+         "partial_rotary_factor=0.5"),
         ({"model_type": "gemma2", "use_bidirectional_attention": True}, "use_bidirectional_attention"),
         ({"model_type": "phi3", "rope_scaling": {"type": "longrope", "short_factor": [1.0]}}, "'longrope'"),
         # SmolLM3 windows its NoPE layers, the complement of our global_every pattern.
@@ -105,7 +109,8 @@ def test_forward_changing_features_are_refused_for_import_but_counted(config, fe
         ({"model_type": "gpt2", "activation_function": "silu"}, "activation 'silu'"),
         ({"model_type": "gpt2", "add_cross_attention": True}, "add_cross_attention"),
         ({"model_type": "starcoder2", "use_bias": False}, "use_bias=False"),
-        ({"model_type": "qwen2", "use_sliding_window": True, "layer_types": ["chunked_attention"] * 32}, "chunked_attention"),
+        ({"model_type": "qwen2", "use_sliding_window": True, "layer_types": ["chunked_attention"] * 32},
+         "chunked_attention"),
     ],
 )
 def test_inexpressible_configs_are_refused_even_for_counting(config, feature):
