@@ -1,6 +1,88 @@
-"""`harness run` (placeholder registered so the CLI shape is fixed; its owner replaces this file)."""
+"""`harness run`: train one arm from a preset or a config file, with telemetry into the results store.
+
+Everything is validated (configs, cross-config rules, data source, corpus, run id) before the model is
+built; torch and Lightning are imported only after that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("run", help="(not built yet)")
-    parser.set_defaults(handler=lambda args: print("harness run: not built yet") or 2)
+    parser = subparsers.add_parser(
+        "run",
+        help="train one arm and record its telemetry in the results store",
+        description="Train a model (preset or config file) with full stability telemetry. See docs/training.md.",
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--preset", metavar="NAME", help="a preset from `harness presets`")
+    source.add_argument(
+        "--config", metavar="FILE.py", type=Path,
+        help="a Python file defining `model` (ModelConfig) and optionally `train` (TrainConfig), `data` (DataConfig)",
+    )
+    parser.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="FIELD=VALUE",
+        help="set any ModelConfig, TrainConfig or DataConfig field (repeatable), e.g. --set lr=3e-3 --set qk_norm=rmsnorm",
+    )
+    parser.add_argument("--steps", type=int, metavar="N", help="optimizer steps (same as --set steps=N)")
+    parser.add_argument("--data", metavar="SOURCE", help="'default', a local file/dir/glob, or a hub dataset name")
+    parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
+    parser.add_argument("--run-id", metavar="ID", help="run id (default: content hash of the three configs)")
+    parser.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (e.g. in batch jobs)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate, prepare data, train, print the closing summary. A diverged run is a result: exit 0."""
+    started = time.perf_counter()
+    import db
+    from harness.cli.run_config import check_compatible, resolve_configs
+    from harness.cli.run_checks import check_run_id_free, check_resumable
+
+    model, train, data = resolve_configs(args.preset, args.config, args.overrides, args.steps, args.data)
+    check_compatible(model, train)
+    results_dir = Path(db.resolve_results_dir(args.results))
+    from harness.train.run import run_key
+
+    run_id = args.run_id or run_key(model, train, data)
+    (check_resumable if args.resume else check_run_id_free)(results_dir, run_id)
+
+    from harness.data import prepare
+
+    prepared = prepare(data, model.vocab_size)
+    from harness.train.run import RunSpec, check_data, train_run
+
+    check_data(prepared, train)
+    spec = RunSpec(model, train, data, results_dir, run_id, resume=args.resume)
+    print(f"harness run: {run_id} → {results_dir} (setup {time.perf_counter() - started:.1f} s)", file=sys.stderr)
+    outcome = train_run(spec, prepared, progress=not args.no_progress)
+    print(render_summary(outcome, results_dir))
+    return 0
+
+
+def _number(value, spec: str = ".4f") -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def render_summary(outcome, results_dir: Path) -> str:
+    """The closing summary: how the run ended, its key signals, and how to query it."""
+    s = outcome.summary
+    status = s["status"] if s["diverged_at_step"] is None else f"diverged at step {s['diverged_at_step']}"
+    lines = [
+        f"run {outcome.run_id}: {status}",
+        f"  steps {s['steps']}   train loss {_number(s['final_train_loss'])}   val loss {_number(s['val_loss'])}",
+        f"  spikes: loss {s['loss_spikes']} ({s['loss_spike_score']:.2f}%), grad norm {s['grad_norm_spikes']} "
+        f"({s['grad_norm_spike_score']:.2f}%)",
+        f"  max attention logit {_number(s['max_attention_logit'], '.4g')}   max |output logit| "
+        f"{_number(s['max_output_logit'], '.4g')}   attention: {s['attention_paths']}",
+        f"  params {s['params']:,}   tokens {s['tokens'] or 0:,}   {s['tokens_per_second']:,.0f} tokens/s",
+        f"  results {results_dir}   checkpoints {outcome.checkpoint_dir}",
+        f"  query:  harness db query --results {results_dir} \"select step, value from metrics "
+        f"where run_id = '{outcome.run_id}' and name = 'train_loss' order by step\"",
+    ]
+    return "\n".join(lines)

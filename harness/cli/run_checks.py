@@ -1,0 +1,45 @@
+"""Checks of `harness run` about the run id, made before any data is prepared or model built."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.config.base import ConfigError
+
+
+def _valid_run_id(run_id: str) -> None:
+    import db
+    from db.paths import check_run_id
+
+    try:
+        check_run_id(run_id)
+    except db.DbError as err:
+        raise ConfigError(f"--run-id: {err}") from None
+
+
+def check_run_id_free(results_dir: Path, run_id: str) -> None:
+    """A fresh run must not reuse the id of one already in the store (its key is the configs' hash)."""
+    from db.paths import run_dir
+
+    _valid_run_id(run_id)
+    if run_dir(results_dir, run_id).exists():
+        raise ConfigError(
+            f"run {run_id!r} already exists in {results_dir}: pass --resume to continue it, --run-id NEW to train "
+            f"the same configs again, or --results DIR for another store."
+        )
+
+
+def check_resumable(results_dir: Path, run_id: str) -> None:
+    """`--resume` needs a checkpoint of the run and a run that has not finished (completed or diverged)."""
+    import db
+    from db.paths import run_dir
+    from harness.train.checkpoints import last_checkpoint
+
+    _valid_run_id(run_id)
+    if not run_dir(results_dir, run_id).exists():
+        raise ConfigError(f"--resume: no run {run_id!r} in {results_dir}; check --results / --run-id or the --set values.")
+    if last_checkpoint(results_dir, run_id) is None:
+        raise ConfigError(f"--resume: run {run_id!r} has no checkpoint yet; start it again without --resume and --run-id NEW.")
+    row = db.connect(results_dir).execute("SELECT status FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    if row is not None and row[0] in ("completed", "diverged"):
+        raise ConfigError(f"--resume: run {run_id!r} already ended ({row[0]}); nothing to continue.")

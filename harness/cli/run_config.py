@@ -1,0 +1,85 @@
+"""The three configs of `harness run`: a preset or a Python config file, then `--set` overrides routed to
+the one config (ModelConfig, TrainConfig or DataConfig) that has the field. Torch-free."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+from typing import Any
+
+from harness.config.base import ConfigError, closest, parse_field_value
+from harness.config.data import DataConfig
+from harness.config.model import ModelConfig
+from harness.config.train import TrainConfig
+
+CONFIG_CLASSES = (ModelConfig, TrainConfig, DataConfig)
+
+
+def field_owner() -> dict[str, type]:
+    """Field name → the config class that has it (the three field sets are disjoint)."""
+    return {name: cls for cls in CONFIG_CLASSES for name in cls.field_names()}
+
+
+def split_overrides(pairs: list[str]) -> dict[type, dict[str, Any]]:
+    """`--set` pairs parsed and grouped by owning config; an unknown name lists every valid field."""
+    owners = field_owner()
+    grouped: dict[type, dict[str, Any]] = {cls: {} for cls in CONFIG_CLASSES}
+    for pair in pairs:
+        name, separator, text = pair.partition("=")
+        name = name.strip()
+        if not separator:
+            raise ConfigError(f"--set {pair!r} is invalid: expected field=value, e.g. --set lr=3e-3.")
+        if name not in owners:
+            hint = closest(name, owners)
+            suggestion = f" Did you mean {hint!r}?" if hint else ""
+            valid = "; ".join(f"{cls.__name__}: {', '.join(cls.field_names())}" for cls in CONFIG_CLASSES)
+            raise ConfigError(f"--set {name}={text!r}: no config has a field {name!r}.{suggestion} Valid fields — {valid}.")
+        grouped[owners[name]][name] = parse_field_value(owners[name], name, text)
+    return grouped
+
+
+def load_config_file(path: Path) -> dict[str, Any]:
+    """Run a Python config file; it must define `model` (ModelConfig) and may define `train` and `data`."""
+    if not path.is_file():
+        raise ConfigError(f"--config {str(path)!r}: no such file.")
+    namespace = runpy.run_path(str(path))
+    expected = {"model": ModelConfig, "train": TrainConfig, "data": DataConfig}
+    if "model" not in namespace:
+        raise ConfigError(f"--config {str(path)!r} defines no `model`; set model = ModelConfig(...) (or a preset).")
+    found = {}
+    for name, cls in expected.items():
+        if name in namespace:
+            if not isinstance(namespace[name], cls):
+                raise ConfigError(f"--config {str(path)!r}: `{name}` is a {type(namespace[name]).__name__}, expected {cls.__name__}.")
+            found[name] = namespace[name]
+    return found
+
+
+def resolve_configs(
+    preset: str | None, config_file: Path | None, pairs: list[str], steps: int | None, data_source: str | None
+) -> tuple[ModelConfig, TrainConfig, DataConfig]:
+    """(model, train, data) from a preset or config file, `--set` overrides, and `--steps` / `--data`."""
+    overrides = split_overrides(pairs)
+    if steps is not None:
+        overrides[TrainConfig]["steps"] = steps
+    if data_source is not None:
+        overrides[DataConfig]["source"] = data_source
+    if preset is not None:
+        from harness.presets import from_name
+
+        base = {"model": from_name(preset)}
+    else:
+        base = load_config_file(config_file)
+    model = base["model"].replace(**overrides[ModelConfig])
+    train = base.get("train", TrainConfig()).replace(**overrides[TrainConfig])
+    data = base.get("data", DataConfig()).replace(**overrides[DataConfig])
+    return model, train, data
+
+
+def check_compatible(model: ModelConfig, train: TrainConfig) -> None:
+    """Cross-config rules no single config can check alone."""
+    if model.positions == "learned" and train.seq_len > model.max_seq_len:
+        raise ConfigError(
+            f"TrainConfig.seq_len={train.seq_len} is invalid: the model has learned positions for only "
+            f"max_seq_len={model.max_seq_len} tokens; lower seq_len or raise max_seq_len."
+        )

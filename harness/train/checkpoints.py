@@ -1,0 +1,30 @@
+"""Where a run's checkpoints live (`<results>/checkpoints/<run_id>/`) and which one a resume starts from.
+
+Lightning's checkpoint holds the model, AdamW and LR-schedule state, the loops' step counters and the
+callbacks' state (spike windows, first loss); the data position is the step itself, since the batch of
+micro-step i is a pure function of (seed, i).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+LAST = "last.ckpt"
+TOKENIZER = "tokenizer.json"  # the run's tokenizer, copied beside its checkpoints
+
+
+def checkpoint_dir(results_dir: Path, run_id: str) -> Path:
+    return Path(results_dir) / "checkpoints" / run_id
+
+
+def last_checkpoint(results_dir: Path, run_id: str) -> Path | None:
+    """The run's newest checkpoint, or None when it has none."""
+    path = checkpoint_dir(results_dir, run_id) / LAST
+    return path if path.exists() else None
+
+
+def checkpoint_step(path: Path) -> int:
+    """The optimizer step a checkpoint was taken at."""
+    return int(torch.load(path, map_location="cpu", weights_only=False, mmap=True)["global_step"])

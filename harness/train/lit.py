@@ -1,0 +1,95 @@
+"""The LightningModule of one arm: next-token loss (+ z-loss, + MoE balance loss), AdamW, schedule, clipping.
+
+Per-step telemetry stays on the device until a callback asks for it: `finished_step_values()` turns the
+step's loss terms and grad norm into floats with one `.tolist()`, shared by every callback of that batch.
+"""
+
+from __future__ import annotations
+
+import torch
+from lightning.pytorch import LightningModule
+
+from harness.config.model import ModelConfig
+from harness.config.train import TrainConfig
+from harness.model import build_model
+from harness.train.optim import build_optimizer
+
+CONFIGS_KEY = "harness_configs"  # where a checkpoint keeps the configs its model and run were built from
+LOSS_TERMS = ("train_loss", "z_loss", "aux_loss")  # CE, mean(log Z²), MoE balance loss: the step's scalar terms
+
+
+def next_token_losses(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(mean cross-entropy, mean log Z²) of logits (B, T, V) against targets (B, T), in float32.
+
+    Both come from one logsumexp, so the z-loss term costs no second pass over the vocabulary.
+    """
+    logits = logits.float()
+    log_z = torch.logsumexp(logits, dim=-1)  # (B, T)
+    target_logit = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, T)
+    return (log_z - target_logit).mean(), log_z.square().mean()
+
+
+class LitLM(LightningModule):
+    """Trains `build_model(model_cfg)` under `train_cfg`; the configs travel in the checkpoint (`CONFIGS_KEY`)."""
+
+    def __init__(self, model_cfg: ModelConfig, train_cfg: TrainConfig) -> None:
+        super().__init__()
+        self.model_cfg, self.train_cfg = model_cfg, train_cfg
+        self.model = build_model(model_cfg)
+        if train_cfg.compile:
+            self.model.compile()  # in place: parameter names (and so checkpoints) stay those of the eager model
+        self._step_terms: torch.Tensor | None = None  # (3,) LOSS_TERMS averaged over this step's micro-batches
+        self._micro_batches = 0  # of the optimizer step in progress
+        self._grad_norm: torch.Tensor | None = None
+        self._step_lr = 0.0
+        self._step_finished = False
+        self._step_values: dict[str, float] | None = None  # floats of the last step read
+        self._values_read = False
+
+    def on_train_batch_start(self, batch, batch_idx) -> None:
+        self._step_finished = False
+
+    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        input_ids, targets = batch  # (B, T), (B, T)
+        logits = self.model(input_ids)  # (B, T, V)
+        ce, z_squared = next_token_losses(logits, targets)
+        aux = self.model.aux_loss
+        cfg = self.train_cfg
+        loss = ce + cfg.z_loss * z_squared + cfg.moe_aux_coef * aux
+        terms = torch.stack((ce, z_squared, aux.float())).detach() / cfg.grad_accum  # (3,)
+        self._step_terms = terms if self._micro_batches == 0 else self._step_terms + terms
+        self._micro_batches += 1
+        return loss
+
+    def configure_gradient_clipping(self, optimizer, gradient_clip_val=None, gradient_clip_algorithm=None) -> None:
+        """Called once per optimizer step: the pre-clip grad norm is computed here, once, then clipped with."""
+        params = [p for p in self.parameters() if p.grad is not None]
+        self._grad_norm = torch.nn.utils.get_total_norm([p.grad for p in params])
+        if self.train_cfg.grad_clip is not None:
+            torch.nn.utils.clip_grads_with_norm_(params, self.train_cfg.grad_clip, self._grad_norm)
+        self._step_lr = optimizer.param_groups[0]["lr"]
+        self._step_finished = True
+        self._micro_batches = 0
+        self._values_read = False
+
+    @property
+    def last_step_values(self) -> dict[str, float] | None:
+        """Floats of the last optimizer step whose values were read (None before the first)."""
+        return self._step_values
+
+    def finished_step_values(self) -> dict[str, float] | None:
+        """Floats of the optimizer step this batch finished (loss terms, grad_norm, lr); None mid-accumulation."""
+        if not self._step_finished:
+            return None
+        if not self._values_read:
+            self._values_read = True
+            numbers = torch.cat((self._step_terms, self._grad_norm.float().reshape(1))).tolist()  # one sync
+            self._step_values = {**dict(zip(LOSS_TERMS, numbers)), "grad_norm": numbers[-1], "lr": self._step_lr}
+        return self._step_values
+
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        checkpoint[CONFIGS_KEY] = {"model": self.model_cfg.to_dict(), "train": self.train_cfg.to_dict()}
+
+    def configure_optimizers(self):
+        optimizer, scheduler = build_optimizer(self.model, self.train_cfg)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

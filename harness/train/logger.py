@@ -1,0 +1,107 @@
+"""`ResultsLogger`: a Lightning `Logger` that writes a run into the results store through `db.RunWriter`.
+
+It sits beside any other Lightning logger (W&B, TensorBoard): metrics go to all of them; per-layer metrics
+and events, which the generic Logger API has no place for, go to loggers that have `log_layer_metrics` /
+`log_event` (this one). The run's config is recorded when the writer opens (Lightning opens it at setup);
+hyperparameters a LightningModule logs on top are kept as a `hyperparams` event.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from lightning.pytorch.loggers import Logger
+from lightning.pytorch.utilities import rank_zero_only
+
+from db import RunWriter
+
+
+class ResultsLogger(Logger):
+    """One run of the results store. `finalize` closes it as completed, diverged (after a `diverged` event)
+    or failed; `summary` (set before the end, e.g. by `RunSummary`) is stored with the status."""
+
+    def __init__(
+        self,
+        results_dir: str | Path,
+        run_id: str,
+        *,
+        config: Mapping[str, Any] | None = None,
+        sweep: str | None = None,
+        arm: str | None = None,
+        seed: int | None = None,
+        params: int | None = None,
+        flops_per_token: float | None = None,
+        resume_from_step: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.results_dir = Path(results_dir)
+        self.run_id = run_id
+        self.config: dict[str, Any] = dict(config or {})
+        self._identity = {"sweep": sweep, "arm": arm, "seed": seed, "params": params, "flops_per_token": flops_per_token}
+        self.resume_from_step = resume_from_step
+        self.diverged_at_step: int | None = None
+        self.summary: dict[str, Any] = {}
+        self._writer: RunWriter | None = None
+
+    @property
+    def name(self) -> str:
+        return "harness"
+
+    @property
+    def version(self) -> str:
+        return self.run_id
+
+    @property
+    def save_dir(self) -> str:
+        return str(self.results_dir)
+
+    @property
+    def experiment(self) -> RunWriter:
+        """The run's `db.RunWriter`, opened (or resumed as a new segment) on first use."""
+        if self._writer is None:
+            self._writer = RunWriter.open(
+                self.results_dir, self.run_id, config=self.config, **self._identity,
+                resume=self.resume_from_step is not None, resume_from_step=self.resume_from_step,
+            )
+        return self._writer
+
+    @rank_zero_only
+    def log_hyperparams(self, params: Any, *args: Any, **kwargs: Any) -> None:
+        """A module's own hyperparameters, stored as one `hyperparams` event (JSON in `detail`)."""
+        params = dict(params) if isinstance(params, Mapping) else vars(params)
+        self.experiment.log_event(0, "hyperparams", detail=json.dumps(params, sort_keys=True, default=str))
+
+    @rank_zero_only
+    def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
+        self.experiment.log_metrics(step or 0, metrics)
+
+    @rank_zero_only
+    def log_layer_metrics(self, step: int, name: str, values: Any) -> None:
+        """One value per layer (1-D) or per layer and head (2-D)."""
+        self.experiment.log_layer_metrics(step, name, values)
+
+    @rank_zero_only
+    def log_event(self, step: int, kind: str, value: float | None = None, detail: str | None = None) -> None:
+        """A run event; a `diverged` event also decides the status the run closes with."""
+        if kind == "diverged":
+            self.diverged_at_step = step
+        self.experiment.log_event(step, kind, value, detail)
+
+    @rank_zero_only
+    def save(self) -> None:
+        if self._writer is not None:
+            self._writer.flush()
+
+    @rank_zero_only
+    def finalize(self, status: str) -> None:
+        """Close the run: Lightning's 'success' becomes completed or diverged; anything else is failed."""
+        if self._writer is None or self._writer.closed:
+            return
+        if self.diverged_at_step is not None:
+            self._writer.close("diverged", diverged_at_step=self.diverged_at_step, summary=self.summary)
+        elif status in ("success", "finished"):
+            self._writer.close("completed", summary=self.summary)
+        else:
+            self._writer.close("failed", summary=self.summary)

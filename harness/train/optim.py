@@ -1,0 +1,59 @@
+"""AdamW parameter groups (decay / no decay), Wortsman's independent decay, and the LR schedule."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from harness.config.train import TrainConfig
+
+EMBEDDING_PARAMETERS = ("tok_emb.weight", "pos_emb.weight")
+
+
+def decays(name: str, param: nn.Parameter) -> bool:
+    """Whether weight decay applies: matrices do; embeddings, norm gains, biases and sink logits do not.
+
+    Everything with fewer than 2 dimensions is a norm gain, a bias or a per-head sink; the embedding tables
+    are matrices but are excluded by name (a tied LM head shares the token table, so it is excluded too).
+    """
+    return param.ndim >= 2 and name not in EMBEDDING_PARAMETERS
+
+
+def parameter_groups(model: nn.Module, cfg: TrainConfig) -> list[dict]:
+    """AdamW groups; `weight_decay` already converted for `cfg.wd_mode` (see `TrainConfig.wd_mode`)."""
+    decay_value = cfg.weight_decay if cfg.wd_mode == "coupled" else cfg.weight_decay / cfg.lr
+    if not cfg.no_decay_embeddings_norms_biases:
+        return [{"params": [p for p in model.parameters() if p.requires_grad], "weight_decay": decay_value}]
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for n, p in named if decays(n, p)], "weight_decay": decay_value},
+        {"params": [p for n, p in named if not decays(n, p)], "weight_decay": 0.0},
+    ]
+    return [group for group in groups if group["params"]]
+
+
+def lr_multiplier(step: int, cfg: TrainConfig) -> float:
+    """LR of 0-based optimizer step `step` as a fraction of the peak: linear warmup, then the decay to min_lr.
+
+    Warmup reaches the peak at its last step ((step + 1) / warmup_steps), so no step trains at LR 0.
+    """
+    if step < cfg.warmup_steps:
+        return (step + 1) / cfg.warmup_steps
+    if cfg.schedule == "constant":
+        return 1.0
+    progress = min(1.0, (step - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps))
+    floor = cfg.min_lr / cfg.lr
+    if cfg.schedule == "cosine":
+        return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress))
+    return floor + (1 - floor) * (1 - progress)
+
+
+def build_optimizer(model: nn.Module, cfg: TrainConfig) -> tuple[torch.optim.AdamW, torch.optim.lr_scheduler.LambdaLR]:
+    """AdamW over `parameter_groups` and its per-step LambdaLR schedule."""
+    optimizer = torch.optim.AdamW(
+        parameter_groups(model, cfg), lr=cfg.lr, betas=(cfg.adam_beta1, cfg.adam_beta2), eps=cfg.adam_eps
+    )
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_multiplier(step, cfg))
+    return optimizer, scheduler

@@ -1,0 +1,154 @@
+"""Train one arm end to end: configs + prepared data → Lightning Trainer with telemetry → results store.
+
+`train_run` is what `harness run` and the experiment launchers call. Everything a user can get wrong is
+checked before this point (`harness.train.checks`); what happens here is compute.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+from lightning.pytorch import Trainer, seed_everything
+from lightning.pytorch.callbacks import ModelCheckpoint
+from lightning.pytorch.loggers import Logger
+
+from harness import calc
+from harness.config.data import DataConfig
+from harness.config.model import ModelConfig
+from harness.config.train import TrainConfig
+from harness.data import PreparedData, TokenDataModule
+from harness.train.checkpoints import TOKENIZER, checkpoint_dir, checkpoint_step, last_checkpoint
+from harness.train.divergence import DivergenceMonitor
+from harness.train.lit import LitLM
+from harness.train.logger import ResultsLogger
+from harness.train.probes import ProbeTelemetry
+from harness.train.progress import StepProgressBar
+from harness.train.spikes import SpikeMonitor
+from harness.train.summary import RunSummary
+from harness.train.telemetry import StepTelemetry
+from harness.train.validation import ValidationLoss
+
+
+def run_key(model: ModelConfig, train: TrainConfig, data: DataConfig) -> str:
+    """The default run id: a content hash of the three configs (equal configs, equal key)."""
+    hashes = {"model": model.content_hash(), "train": train.content_hash(), "data": data.content_hash()}
+    return hashlib.sha256(json.dumps(hashes, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def resolve_device(train: TrainConfig) -> str:
+    """'cuda' or 'cpu' for `train.device` ('auto': cuda when available)."""
+    if train.device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return train.device
+
+
+def check_data(data: PreparedData, train: TrainConfig) -> None:
+    """Raise DataError unless the corpus has room for seq_len windows and the probe batch (before any model)."""
+    TokenDataModule(data, train.seq_len, train.batch_size, train.seed).probe_batch(train.probe_seqs)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One arm to train and where its results go."""
+
+    model: ModelConfig
+    train: TrainConfig
+    data: DataConfig
+    results_dir: Path
+    run_id: str
+    resume: bool = False
+    sweep: str | None = None
+    arm: str | None = None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run ended: status (completed | diverged), its closing summary, and where checkpoints are."""
+
+    run_id: str
+    status: str
+    summary: dict[str, Any] = field(default_factory=dict)
+    checkpoint_dir: Path | None = None
+
+
+def telemetry_callbacks(train: TrainConfig, model: ModelConfig) -> list:
+    """The measuring callbacks of a run, summary last (it reads the others when training ends)."""
+    steps = StepTelemetry(train.tokens_per_step, train.log_every, log_aux_loss=model.is_moe)
+    spikes = SpikeMonitor(train.spike_window, train.spike_sigma)
+    divergence = DivergenceMonitor(train.divergence_factor)
+    probes = ProbeTelemetry(train.probe_every, train.probe_seqs, train.steps)
+    validation = ValidationLoss(train.val_every, train.val_batches)
+    return [steps, spikes, divergence, probes, validation, RunSummary(steps, probes, spikes, divergence, validation)]
+
+
+def build_trainer(train: TrainConfig, device: str, callbacks: list, loggers: list, progress: bool, ckpt_dir: Path) -> Trainer:
+    """A single-device Trainer: our callbacks measure and validate, so Lightning's own loops stay off."""
+    checkpoints = ModelCheckpoint(
+        dirpath=ckpt_dir, filename="step{step:07d}", auto_insert_metric_name=False,
+        every_n_train_steps=train.checkpoint_every, save_top_k=1, save_last="link",
+    )
+    if progress:
+        callbacks = [*callbacks, StepProgressBar(train.steps * train.grad_accum)]
+    return Trainer(
+        accelerator="gpu" if device == "cuda" else "cpu",
+        devices=1,
+        precision="bf16-mixed" if train.precision == "bf16" else "32-true",
+        max_steps=train.steps,
+        max_epochs=-1,
+        accumulate_grad_batches=train.grad_accum,
+        limit_val_batches=0,
+        num_sanity_val_steps=0,
+        callbacks=[*callbacks, checkpoints],
+        logger=loggers,
+        enable_progress_bar=progress,
+        enable_model_summary=False,
+        deterministic=device == "cpu",
+        default_root_dir=ckpt_dir,
+    )
+
+
+def quiet_lightning() -> None:
+    """Hide Lightning's start-up chatter (device banner, tips) and warnings that do not apply to our setup."""
+    logging.getLogger("lightning.pytorch.utilities.rank_zero").setLevel(logging.WARNING)
+    logging.getLogger("lightning.pytorch.accelerators.cuda").setLevel(logging.WARNING)
+    for message in (
+        ".*val_dataloader.*no `validation_step`",  # validation runs in our callback, on purpose
+        ".*Checkpoint directory .* exists and is not empty",  # the run's tokenizer lives there; resume adds to it
+        ".*LeafSpec.*",  # a torch deprecation inside Lightning's own pytree helper
+    ):
+        warnings.filterwarnings("ignore", message=message)
+
+
+def train_run(spec: RunSpec, data: PreparedData, extra_loggers: Sequence[Logger] = (), progress: bool = True) -> RunOutcome:
+    """Train (or, with `spec.resume`, continue) one arm; a divergence is an outcome, not an exception."""
+    quiet_lightning()
+    train, model_cfg = spec.train, spec.model
+    device = resolve_device(train)
+    if device == "cpu" and train.flush_denormal:
+        torch.set_flush_denormal(True)
+    ckpt_dir = checkpoint_dir(spec.results_dir, spec.run_id)
+    resume_from = last_checkpoint(spec.results_dir, spec.run_id) if spec.resume else None
+    seed_everything(train.seed, verbose=False)
+    module = LitLM(model_cfg, train)
+    datamodule = TokenDataModule(data, train.seq_len, train.batch_size, train.seed)
+    results = ResultsLogger(
+        spec.results_dir, spec.run_id,
+        config={**model_cfg.to_dict(), **train.to_dict(), **spec.data.to_dict(), "corpus_hash": data.corpus_hash},
+        sweep=spec.sweep, arm=spec.arm, seed=train.seed,
+        params=calc.params(model_cfg), flops_per_token=calc.flops_per_token(model_cfg, train.seq_len),
+        resume_from_step=checkpoint_step(resume_from) + 1 if resume_from is not None else None,
+    )
+    callbacks = telemetry_callbacks(train, model_cfg)
+    trainer = build_trainer(train, device, callbacks, [results, *extra_loggers], progress, ckpt_dir)
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    data.tokenizer.save(str(ckpt_dir / TOKENIZER))  # `harness sample` decodes with exactly this tokenizer
+    trainer.fit(module, datamodule=datamodule, ckpt_path=resume_from)
+    summary = callbacks[-1].summary
+    return RunOutcome(spec.run_id, summary["status"], summary, ckpt_dir)

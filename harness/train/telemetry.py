@@ -1,0 +1,50 @@
+"""Per-step telemetry: loss, z-loss, MoE aux loss, grad norm (pre-clip), LR, tokens seen, step time.
+
+Costs one host sync per optimizer step (the `.tolist()` inside `finished_step_values`, which the spike and
+divergence callbacks share) and nothing else on the device.
+"""
+
+from __future__ import annotations
+
+import time
+
+from lightning.pytorch import Callback
+
+
+class StepTelemetry(Callback):
+    """Writes the per-step metrics to every logger each `log_every` steps; keeps totals for the summary."""
+
+    def __init__(self, tokens_per_step: int, log_every: int, log_aux_loss: bool) -> None:
+        self.tokens_per_step = tokens_per_step
+        self.log_every = log_every
+        self.log_aux_loss = log_aux_loss
+        self.last_values: dict[str, float] | None = None
+        self.train_seconds = 0.0  # summed step times (what tokens/s is measured over)
+        self.steps_timed = 0
+        self._step_started: float | None = None
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
+        if self._step_started is None:
+            self._step_started = time.perf_counter()
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        values = pl_module.finished_step_values()
+        if values is None:
+            return
+        step_time = time.perf_counter() - self._step_started
+        self._step_started = None
+        self.train_seconds += step_time
+        self.steps_timed += 1
+        step = trainer.global_step
+        metrics = {**values, "tokens": step * self.tokens_per_step, "step_time": step_time}
+        if not self.log_aux_loss:
+            del metrics["aux_loss"]
+        self.last_values = metrics
+        if step % self.log_every == 0:
+            for logger in trainer.loggers:
+                logger.log_metrics(metrics, step)
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Training throughput over the timed steps of this process (probes and validation excluded)."""
+        return self.steps_timed * self.tokens_per_step / self.train_seconds if self.train_seconds else 0.0
