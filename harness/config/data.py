@@ -40,3 +40,7 @@ class DataConfig(ConfigBase):
         check_int(name, "val_tokens", self.val_tokens)
         check_int(name, "max_chars", self.max_chars, allow_none=True)
         check_int(name, "tokenizer_train_chars", self.tokenizer_train_chars)
+
+    def content_hash(self) -> str:
+        """As `ConfigBase.content_hash`, but blind to `cache_dir`: where the cache lives changes no token."""
+        return ConfigBase.content_hash(self.replace(cache_dir=None))

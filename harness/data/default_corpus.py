@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pydoc_data.topics
 
+from harness.data.progress import progress
+
 # One-line docstrings ("Return x.") repeat a few patterns and add little prose.
 MIN_DOCSTRING_CHARS = 200
 # Directories of the standard library whose code is test data, not documentation.
@@ -58,7 +60,7 @@ def _docstrings(path: Path) -> list[str]:
 def default_documents() -> tuple[str, ...]:
     """The documents of the default corpus: pydoc topics and long stdlib docstrings, deduplicated, hash-ordered."""
     documents = set(pydoc_data.topics.topics.values())
-    for path in stdlib_sources():
+    for path in progress(stdlib_sources(), desc="reading stdlib docstrings", unit="file"):
         documents.update(_docstrings(path))
     stripped = {d.strip() for d in documents} - {""}
     return tuple(sorted(stripped, key=lambda d: hashlib.sha256(d.encode()).digest()))

@@ -12,11 +12,11 @@ from typing import Iterator
 
 import numpy as np
 from tokenizers import Tokenizer
-from tqdm.auto import tqdm
 
 from harness.data.cache import build_once
 from harness.data.corpus import Corpus
-from harness.data.tokenizer import EOS, PROGRESS_DELAY_S
+from harness.data.progress import progress
+from harness.data.tokenizer import EOS
 
 ENCODE_CHUNK_CHARS = 2_000_000  # characters per batch-encode call: parallel inside, bounded memory outside
 
@@ -48,7 +48,7 @@ def encode_to_file(tokenizer: Tokenizer, documents: list[str], dtype: np.dtype, 
     """Batch-encode `documents` into `path` as one flat array, `<|endoftext|>` after each document."""
     eos = tokenizer.token_to_id(EOS)
     total_chars = sum(map(len, documents))
-    with open(path, "wb") as out, tqdm(total=total_chars, desc="encoding corpus", unit="char", unit_scale=True, delay=PROGRESS_DELAY_S, leave=False) as bar:
+    with open(path, "wb") as out, progress(total=total_chars, desc="encoding corpus", unit="char", unit_scale=True) as bar:
         for chunk in _chunks(documents):
             ids: list[int] = []
             for encoding in tokenizer.encode_batch_fast(chunk):

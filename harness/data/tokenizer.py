@@ -11,18 +11,17 @@ import json
 from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from tqdm.auto import tqdm
 
 from harness.data.cache import build_once
 from harness.data.corpus import Corpus, cap_chars
 from harness.data.errors import DataError
+from harness.data.progress import progress
 
 EOS = "<|endoftext|>"
 BYTE_ALPHABET = 256
 MIN_VOCAB = BYTE_ALPHABET + 1  # every byte plus <|endoftext|>
 # Everything besides vocab size and training text that shapes the trained tokenizer; part of its cache key.
 SETTINGS = {"model": "bpe", "pre_tokenizer": "byte_level", "add_prefix_space": False, "min_frequency": 2, "special_tokens": [EOS], "v": 1}
-PROGRESS_DELAY_S = 2.0  # bars appear only for steps that take longer than this
 
 
 def check_vocab_size(vocab_size: int) -> None:
@@ -47,7 +46,7 @@ def train_tokenizer(documents: list[str], vocab_size: int, train_chars: int) -> 
         show_progress=False,
     )
     text = list(cap_chars(documents, train_chars))
-    bar = tqdm(text, desc="training tokenizer", unit="doc", delay=PROGRESS_DELAY_S, leave=False)
+    bar = progress(text, desc="training tokenizer", unit="doc")
     tokenizer.train_from_iterator(bar, trainer, length=len(text))
     return tokenizer
 

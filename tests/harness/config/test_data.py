@@ -30,3 +30,9 @@ def test_field_names_are_unique_across_the_three_configs():
 def test_bad_values_name_field_and_value(field, value, message):
     with pytest.raises(ConfigError, match=rf"DataConfig\.{field}={value!r} is invalid: {message}"):
         DataConfig(**{field: value})
+
+
+def test_cache_location_does_not_change_the_content_hash():
+    cfg = DataConfig(source="corpus.txt")
+    assert cfg.replace(cache_dir="/scratch/cache").content_hash() == cfg.content_hash()
+    assert cfg.replace(val_tokens=1024).content_hash() != cfg.content_hash()
