@@ -14,21 +14,21 @@ import os
 import socket
 import time
 from datetime import datetime, timezone
-from itertools import repeat
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+import numpy as np
 import pyarrow as pa
 
-from db.buffer import ColumnBuffer
+from db.buffer import EventBuffer, LayerBuffer, ScalarBuffer
 from db.errors import DbError
 from db.flatten import flatten_config
 from db.paths import check_run_id, data_shard_name, is_shard_name, parse_segment, run_dir, segment_shard_name
-from db.schema import CONFIG_PREFIX, DATA_SCHEMAS, MANIFEST_SCHEMA, STATUS_SCHEMA, ensure_version_file
+from db.schema import CONFIG_PREFIX, MANIFEST_SCHEMA, STATUS_SCHEMA, ensure_version_file
 from db.shard_io import publish, publish_exclusive
 
 STATUSES = ("completed", "diverged", "failed")
-DEFAULT_FLUSH_ROWS = 50_000
+DEFAULT_FLUSH_ROWS = 200_000
 DEFAULT_FLUSH_SECONDS = 30.0
 
 
@@ -86,11 +86,10 @@ class RunWriter:
         self.segment = segment
         self.flush_rows = flush_rows
         self.flush_seconds = flush_seconds
-        constants = {"run_id": run_id, "segment": segment}
-        self._buffers = {table: ColumnBuffer(schema, constants) for table, schema in DATA_SCHEMAS.items()}
-        self._metrics = self._buffers["metrics"].columns
-        self._layers = self._buffers["layer_metrics"].columns
-        self._events = self._buffers["events"].columns
+        self._metrics = ScalarBuffer(run_id, segment)
+        self._layers = LayerBuffer(run_id, segment)
+        self._events = EventBuffer(run_id, segment)
+        self._buffers = {"metrics": self._metrics, "layer_metrics": self._layers, "events": self._events}
         self._pending = 0
         self._next_seq = 0
         self._last_flush = time.monotonic()
@@ -163,38 +162,28 @@ class RunWriter:
         names = list(values)
         if not all(type(name) is str for name in names):
             raise DbError(f"metric names must be strings; got {[n for n in names if type(n) is not str]!r}.")
-        n = len(names)
-        self._metrics["step"].extend(repeat(step, n))
-        self._metrics["name"].extend(names)
-        self._metrics["value"].extend(map(float, values.values()))
-        self._rows_added(n)
+        self._metrics.add(step, names, list(map(float, values.values())))
+        self._rows_added(len(names))
 
     def log_layer_metrics(self, step: int, name: str, values: Iterable) -> None:
         """Record one metric per layer (1-D values; head is NULL) or per layer and head (2-D [layer][head]).
 
         `values` may be a list, a numpy array, or anything with `.tolist()` (e.g. a CPU tensor).
         """
-        self._check_open()
-        step = _check_step(step)
+        if self.closed:
+            self._check_open()
+        if type(step) is not int or step < 0:  # the common case skips the call: this runs ~10× per step
+            step = _check_step(step)
         if type(name) is not str:
             raise DbError(f"layer metric name={name!r} is invalid: must be a string.")
-        rows = values.tolist() if hasattr(values, "tolist") else list(values)
-        if not rows:
-            return
-        if not hasattr(rows[0], "__len__"):  # 1-D: one value per layer
-            layers, heads, flat = range(len(rows)), repeat(None, len(rows)), rows
-        else:
-            grid = [row.tolist() if hasattr(row, "tolist") else list(row) for row in rows]
-            layers = [layer for layer, row in enumerate(grid) for _ in row]
-            heads = [head for row in grid for head in range(len(row))]
-            flat = [value for row in grid for value in row]
-        n = len(flat)
-        self._layers["step"].extend(repeat(step, n))
-        self._layers["layer"].extend(layers)
-        self._layers["head"].extend(heads)
-        self._layers["name"].extend(repeat(name, n))
-        self._layers["value"].extend(map(float, flat))
-        self._rows_added(n)
+        if not isinstance(values, np.ndarray) and hasattr(values, "tolist"):
+            values = values.tolist()  # torch tensors and the like
+        array = np.asarray(values, dtype=np.float64)  # the buffer copies it
+        if array.ndim not in (1, 2):
+            raise DbError(f"layer metric {name!r} has shape {array.shape}: expected (layers,) or (layers, heads).")
+        if array.size:
+            self._layers.add(step, name, array)
+            self._rows_added(array.size)
 
     def log_event(self, step: int, kind: str, value: float | None = None, detail: str | None = None) -> None:
         """Record something that happened at `step` (a loss spike, a divergence, a checkpoint) → `events`."""
@@ -202,11 +191,7 @@ class RunWriter:
         step = _check_step(step)
         if type(kind) is not str or not kind:
             raise DbError(f"event kind={kind!r} is invalid: must be a non-empty string.")
-        self._events["step"].append(step)
-        self._events["kind"].append(kind)
-        self._events["value"].append(None if value is None else float(value))
-        self._events["detail"].append(None if detail is None else str(detail))
-        self._events["logged_at"].append(_now())
+        self._events.add(step, kind, None if value is None else float(value), None if detail is None else str(detail), _now())
         self._rows_added(1)
 
     def flush(self) -> None:
