@@ -82,7 +82,7 @@ def load_hub(name: str, split: str) -> Any:
             raise DataError(
                 f"DataConfig.source={name!r}: hub dataset (split {split!r}) is not in the local Hugging Face "
                 f"cache and HF_HUB_OFFLINE=1 forbids downloading it ({cached_error}). Download it once on a "
-                f"machine with network, or use source='default' or a local path."
+                f"machine with network, or use source='default' or a local path (no file or directory has this name)."
             ) from None
     try:
         return datasets.load_dataset(name, split=split)
@@ -90,5 +90,6 @@ def load_hub(name: str, split: str) -> Any:
         raise DataError(
             f"DataConfig.source={name!r}: hub dataset (split {split!r}) is neither in the local Hugging Face "
             f"cache nor downloadable ({type(download_error).__name__}: {download_error}). "
-            f"Use source='default', a local .txt/.jsonl/.json/.parquet path, or a dataset already downloaded."
+            f"Use source='default', an existing local .txt/.jsonl/.json/.parquet path (none has this name), or a "
+            f"dataset already downloaded."
         ) from None

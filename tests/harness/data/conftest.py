@@ -1,8 +1,10 @@
-"""Shared fixtures: a small real-text corpus written in every supported file format, and a private cache."""
+"""Shared fixtures: a small real-text corpus in every supported file format and as a cached hub dataset."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import socket
 from pathlib import Path
 
 import pyarrow as pa
@@ -55,3 +57,45 @@ def txt_config(tmp_path: Path, documents: list[str]) -> DataConfig:
     """A local .txt corpus of ~60k characters with a private cache and a small validation split."""
     source = write_corpus(tmp_path / "corpus.txt", documents)
     return DataConfig(source=str(source), cache_dir=str(tmp_path / "cache"), val_tokens=2048)
+
+
+HUB_NAME = "someone/tiny-corpus"
+
+
+@pytest.fixture
+def hub_dataset(tmp_path: Path, documents: list[str], monkeypatch) -> str:
+    """A hub dataset as a download leaves it in the Hugging Face cache (no network here to download one).
+
+    `datasets` itself converts a parquet file; its output is moved to where a download of `HUB_NAME` lives
+    (`<cache>/<owner>___<name>/<config>/<version>/<hash>/<name>-<split>.arrow`), and the cache is pointed there.
+    """
+    import datasets
+    import datasets.config
+
+    source = write_corpus(tmp_path / "hub-source.parquet", documents)
+    datasets.load_dataset("parquet", data_files=[str(source)], split="train", cache_dir=str(tmp_path / "build"))
+    built = next((tmp_path / "build" / "parquet").glob("*/*/*/parquet-train.arrow")).parent
+    owner, name = HUB_NAME.split("/")
+    cached = tmp_path / "hf-cache" / f"{owner}___{name}" / "default" / "0.0.0" / "0123abcd"
+    cached.mkdir(parents=True)
+    shutil.copy(built / "parquet-train.arrow", cached / f"{name}-train.arrow")
+    info = json.loads((built / "dataset_info.json").read_text())
+    info["builder_name"] = info["dataset_name"] = info["splits"]["train"]["dataset_name"] = name
+    (cached / "dataset_info.json").write_text(json.dumps(info))
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-cache")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a failed cache look-up must not wait on a download
+    return HUB_NAME
+
+
+@pytest.fixture
+def no_network(monkeypatch) -> list[tuple]:
+    """Every connection or name look-up is recorded and refused (some libraries swallow the refusal)."""
+    attempts: list[tuple] = []
+
+    def refuse(*args, **kwargs):
+        attempts.append(args)
+        raise OSError("network access is forbidden in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    return attempts

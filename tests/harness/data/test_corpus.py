@@ -124,3 +124,18 @@ def test_malformed_json_is_a_clear_error(tmp_path):
     source.write_text('{"text": "fine"}\n{"text": unquoted}\n')
     with pytest.raises(DataError, match=r"source=.*broken.jsonl.*could not read its json files"):
         load(source, tmp_path).documents
+
+
+def test_cached_hub_dataset_loads_offline(tmp_path, documents, hub_dataset, no_network):
+    corpus = load(hub_dataset, tmp_path)
+    assert corpus.source.kind == "hub"
+    assert corpus.documents == documents
+    assert corpus.stats == load(hub_dataset, tmp_path).stats
+    assert no_network == []
+
+
+def test_hub_dataset_missing_field_or_split_is_a_clear_error(tmp_path, hub_dataset):
+    with pytest.raises(DataError, match=r"text_field='story' is not a column of 'someone/tiny-corpus'; valid columns: 'text', 'id'"):
+        load(hub_dataset, tmp_path, text_field="story").documents
+    with pytest.raises(DataError, match=r"split 'validation'.* not in the local Hugging Face cache"):
+        load(hub_dataset, tmp_path, split="validation").stats

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import hashlib
-import socket
 
 import pydoc_data.topics
 import pytest
@@ -9,20 +8,6 @@ import pytest
 from harness.config import DataConfig
 from harness.data import prepare
 from harness.data.default_corpus import MIN_DOCSTRING_CHARS, default_documents
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    """Every connection or name look-up is recorded and refused (some libraries swallow the refusal)."""
-    attempts: list[tuple] = []
-
-    def refuse(*args, **kwargs):
-        attempts.append(args)
-        raise OSError("network access is forbidden in this test")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    return attempts
 
 
 def test_default_corpus_is_substantial_real_prose():
