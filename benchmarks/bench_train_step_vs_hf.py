@@ -1,8 +1,10 @@
 """One training step (forward, cross-entropy, backward, AdamW) of the `llama3` preset: ours vs transformers'
 LlamaForCausalLM with the identical config and weights, in the same process with interleaved repeats.
 
-Peak memory of each is measured in its own fresh subprocess (ru_maxrss growth over the steps), so neither
-model's allocations shadow the other's. Prints a markdown table for docs/benchmarks.md.
+Memory, two ways: the activations autograd saves for backward (exact, deterministic: unique storages seen by
+saved-tensor hooks, parameters excluded), and the peak RSS growth over three steps, each model in its own fresh
+subprocess (median of three subprocesses, since glibc's allocator makes single RSS readings vary by ±5%).
+Prints a markdown table for docs/benchmarks.md.
 
     python benchmarks/bench_train_step_vs_hf.py [--repeats 10] [--batch 8] [--seq 256] [--threads 2]
 """
@@ -95,11 +97,34 @@ def measure_memory(args) -> None:
     print(json.dumps({"peak_growth_mib": (peak - before) / 1024}))
 
 
-def child_memory(which: str, args) -> float:
+def child_memory(which: str, args, runs: int = 3) -> float:
+    """Median over fresh subprocesses of the peak RSS growth of `which` model's steps."""
     command = [sys.executable, __file__, "--memory-of", which, "--batch", str(args.batch), "--seq", str(args.seq),
                "--threads", str(args.threads)]
-    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])["peak_growth_mib"]
+    readings = []
+    for _ in range(runs):
+        out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+        readings.append(json.loads(out.strip().splitlines()[-1])["peak_growth_mib"])
+    return statistics.median(readings)
+
+
+def saved_activation_mib(model, tokens) -> float:
+    """MiB of the distinct non-parameter storages autograd keeps for backward during one forward and loss."""
+    parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    saved: dict[int, int] = {}
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        storage = tensor.untyped_storage()
+        if storage.data_ptr() not in parameters:
+            saved[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        logits = logits_of(model, tokens[:, :-1])
+        loss = F.cross_entropy(logits.flatten(0, 1), tokens[:, 1:].flatten())
+    loss.backward()
+    model.zero_grad(set_to_none=True)
+    return sum(saved.values()) / 2**20
 
 
 def main() -> None:
@@ -131,14 +156,16 @@ def main() -> None:
             times[name].append(step())
     median = {name: statistics.median(values) for name, values in times.items()}
     memory = {name: child_memory(name, args) for name in steps}
+    activations = {"ours": saved_activation_mib(ours, tokens), "hf": saved_activation_mib(hf, tokens)}
 
     print(f"llama3 preset, batch {args.batch} × seq {args.seq}, {args.threads} threads, {args.repeats} interleaved repeats; "
           f"max |logit diff| before training {diff:.2e}\n")
-    print("| model | median step (s) | peak RSS growth (MiB) |")
-    print("| --- | --- | --- |")
+    print("| model | median step (s) | saved activations (MiB) | peak RSS growth (MiB, median of 3) |")
+    print("| --- | --- | --- | --- |")
     for name, label in (("ours", "harness"), ("hf", "transformers LlamaForCausalLM")):
-        print(f"| {label} | {median[name]:.3f} | {memory[name]:.0f} |")
-    print(f"| **ratio ours / HF** | **{median['ours'] / median['hf']:.3f}×** | **{memory['ours'] / memory['hf']:.3f}×** |")
+        print(f"| {label} | {median[name]:.3f} | {activations[name]:.0f} | {memory[name]:.0f} |")
+    ratio = lambda values: values["ours"] / values["hf"]  # noqa: E731
+    print(f"| **ratio ours / HF** | **{ratio(median):.3f}×** | **{ratio(activations):.3f}×** | **{ratio(memory):.3f}×** |")
 
 
 if __name__ == "__main__":
