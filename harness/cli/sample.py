@@ -1,6 +1,60 @@
-"""`harness sample` (placeholder registered so the CLI shape is fixed; its owner replaces this file)."""
+"""`harness sample`: continue a prompt with a trained run's last checkpoint and tokenizer."""
+
+from __future__ import annotations
+
+import argparse
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("sample", help="(not built yet)")
-    parser.set_defaults(handler=lambda args: print("harness sample: not built yet") or 2)
+    parser = subparsers.add_parser(
+        "sample",
+        help="generate text from a trained run",
+        description="Load RUN_ID's last checkpoint and tokenizer and print the prompt's continuation.",
+    )
+    parser.add_argument("run_id", metavar="RUN_ID", help="a run id (printed by `harness run`; see `harness db runs`)")
+    parser.add_argument("--prompt", required=True, help="the text to continue")
+    parser.add_argument("--max-new-tokens", type=int, default=64, metavar="N")
+    parser.add_argument("--temperature", type=float, default=1.0, help="0 decodes greedily (default: 1.0)")
+    parser.add_argument("--top-k", type=int, metavar="K", help="sample only among the K most likely tokens")
+    parser.add_argument("--top-p", type=float, default=1.0, metavar="P", help="nucleus sampling mass (default: 1, off)")
+    parser.add_argument("--beams", type=int, default=1, metavar="N", help="beam search with N beams (ignores sampling options)")
+    parser.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
+    parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
+    parser.set_defaults(handler=run)
+
+
+def strategy(args: argparse.Namespace) -> str:
+    """beam with --beams > 1, greedy at temperature 0, else sampling."""
+    if args.beams > 1:
+        return "beam"
+    return "greedy" if args.temperature == 0 else "sample"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the prompt followed by its generated continuation."""
+    import db
+    import torch
+
+    from harness.config.base import ConfigError
+    from harness.data.tokenizer import EOS
+    from harness.sample import generate
+    from harness.train.load import load_trained
+
+    model, tokenizer = load_trained(db.resolve_results_dir(args.results), args.run_id)
+    prompt_ids = tokenizer.encode(args.prompt).ids
+    if not prompt_ids:
+        raise ConfigError("--prompt is empty: give some text to continue.")
+    limit = model.cfg.max_seq_len
+    if model.cfg.positions == "learned" and len(prompt_ids) + args.max_new_tokens > limit:
+        raise ConfigError(
+            f"--max-new-tokens={args.max_new_tokens} is invalid: prompt ({len(prompt_ids)} tokens) plus new tokens "
+            f"exceed the model's learned positions (max_seq_len={limit})."
+        )
+    with torch.no_grad():
+        out = generate(
+            model, torch.tensor(prompt_ids), args.max_new_tokens, strategy=strategy(args),
+            temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, num_beams=args.beams,
+            generator=torch.Generator().manual_seed(args.seed), eos_id=tokenizer.token_to_id(EOS),
+        )
+    print(tokenizer.decode(out.tolist()))
+    return 0

@@ -1,0 +1,29 @@
+"""Load a trained run back: its model (from the last checkpoint) and the tokenizer it was trained with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer
+
+from harness.config.base import ConfigError
+from harness.config.model import ModelConfig
+from harness.model import Transformer, build_model
+from harness.train.checkpoints import TOKENIZER, checkpoint_dir, last_checkpoint
+from harness.train.lit import CONFIGS_KEY
+
+MODEL_PREFIX = "model."  # LitLM keeps the Transformer as `self.model`
+
+
+def load_trained(results_dir: Path, run_id: str) -> tuple[Transformer, Tokenizer]:
+    """The run's model at its last checkpoint (eval mode, CPU) and its tokenizer; ConfigError if absent."""
+    path = last_checkpoint(results_dir, run_id)
+    if path is None:
+        raise ConfigError(f"run {run_id!r} has no checkpoint in {checkpoint_dir(results_dir, run_id)}; check the run id and --results.")
+    checkpoint = torch.load(path, map_location="cpu", weights_only=False)
+    model = build_model(ModelConfig.from_dict(checkpoint[CONFIGS_KEY]["model"]))
+    state = {k.removeprefix(MODEL_PREFIX): v for k, v in checkpoint["state_dict"].items() if k.startswith(MODEL_PREFIX)}
+    model.load_state_dict(state)
+    tokenizer = Tokenizer.from_file(str(checkpoint_dir(results_dir, run_id) / TOKENIZER))
+    return model.eval(), tokenizer

@@ -1,0 +1,78 @@
+"""`harness run` / `harness sample` in-process: bad input fails with exit 2 before any training; a normal
+and a diverged run both exit 0 with a summary; sampling reads the run back."""
+
+import pytest
+
+from harness.cli.main import main
+from harness.config import DataConfig, ModelConfig, TrainConfig
+
+
+def test_the_three_configs_share_no_field_name():
+    model, train, data = (set(cls.field_names()) for cls in (ModelConfig, TrainConfig, DataConfig))
+    assert not model & train and not model & data and not train & data
+
+
+@pytest.fixture
+def tiny_args(tmp_path, train_data_cfg):
+    """Arguments for a 4-step tiny run on the test corpus, into tmp_path/results."""
+    return [
+        "run", "--preset", "tiny", "--results", str(tmp_path / "results"), "--no-progress",
+        "--data", train_data_cfg.source, "--set", f"cache_dir={train_data_cfg.cache_dir}",
+        "--set", f"val_tokens={train_data_cfg.val_tokens}", "--set", "vocab_size=512", "--steps", "4",
+        "--set", "seq_len=32", "--set", "batch_size=4", "--set", "probe_every=2", "--set", "val_every=2",
+        "--set", "warmup_steps=1", "--set", "probe_seqs=2",
+    ]
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--data", "/nonexistent/corpus.txt"], "/nonexistent/corpus.txt"),
+        (["--set", "lr=0"], "TrainConfig.lr=0.0 is invalid"),
+        (["--set", "lr=-1e-3"], "TrainConfig.lr=-0.001 is invalid"),
+        (["--set", "positions=learned", "--set", "seq_len=256"], "TrainConfig.seq_len=256 is invalid"),
+        (["--set", "lrr=1e-3"], "Did you mean 'lr'?"),
+        (["--set", "schedule=cosin"], "Did you mean 'cosine'?"),
+        (["--run-id", "../escape"], "--run-id"),
+    ],
+)
+def test_bad_input_fails_before_training_with_exit_2(tiny_args, tmp_path, capsys, extra, message):
+    assert main([*tiny_args, *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.startswith("harness run: error:")
+    assert not (tmp_path / "results" / "checkpoints").exists()
+
+
+def test_empty_corpus_fails_before_training(tiny_args, tmp_path, capsys):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    assert main([*tiny_args, "--data", str(empty)]) == 2
+    assert "empty" in capsys.readouterr().err
+    assert not (tmp_path / "results" / "checkpoints").exists()
+
+
+def test_unknown_field_lists_the_valid_ones(tiny_args, capsys):
+    assert main([*tiny_args, "--set", "nonsense=1"]) == 2
+    err = capsys.readouterr().err
+    assert "ModelConfig: vocab_size" in err and "TrainConfig: steps" in err and "DataConfig: source" in err
+
+
+def test_run_then_rerun_resume_and_sample(tiny_args, tmp_path, capsys):
+    assert main(tiny_args) == 0
+    out = capsys.readouterr().out
+    run_id = out.split()[1].rstrip(":")
+    assert f"run {run_id}: completed" in out and "max attention logit" in out and "tokens/s" in out
+    assert main(tiny_args) == 2  # same configs, same key: refuses to overwrite
+    assert "already exists" in capsys.readouterr().err
+    assert main([*tiny_args, "--resume"]) == 2  # a completed run has nothing left to continue
+    assert "already ended (completed)" in capsys.readouterr().err
+    prompt = "The for statement"
+    assert main(["sample", run_id, "--results", str(tmp_path / "results"), "--prompt", prompt,
+                 "--max-new-tokens", "5", "--temperature", "0"]) == 0
+    assert capsys.readouterr().out.startswith(prompt)
+
+
+def test_diverged_run_exits_0_with_its_step(tiny_args, capsys):
+    code = main([*tiny_args, "--steps", "30", "--set", "lr=50", "--set", "grad_clip=none", "--set", "warmup_steps=0"])
+    assert code == 0
+    assert "diverged at step" in capsys.readouterr().out

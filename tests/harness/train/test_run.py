@@ -1,0 +1,130 @@
+"""End-to-end training of a tiny model through the real Trainer, callbacks and results store."""
+
+import math
+
+import db
+import pytest
+import torch
+
+from harness.data import TokenDataModule
+from harness.train.load import load_trained
+
+
+def query(results, sql, *params):
+    return db.connect(results).execute(sql, list(params)).fetchall()
+
+
+def test_run_records_loss_curve_probes_and_validation(run_tiny, tiny_train_cfg):
+    outcome, results = run_tiny()
+    assert outcome.status == "completed"
+    (status, last_step, final_val), = query(results, "SELECT status, last_step, final_val_loss FROM runs")
+    assert (status, last_step) == ("completed", tiny_train_cfg.steps)
+    assert final_val == pytest.approx(outcome.summary["val_loss"])
+    curve = query(results, "SELECT step, value FROM metrics WHERE name = 'train_loss' ORDER BY step")
+    assert [s for s, _ in curve] == list(range(1, 9))
+    assert all(math.isfinite(v) for _, v in curve)
+    per_step = {n for (n,) in query(results, "SELECT DISTINCT name FROM metrics WHERE step = 3")}
+    assert per_step == {"train_loss", "z_loss", "grad_norm", "lr", "tokens", "step_time"}
+    probe_steps = query(results, "SELECT DISTINCT step FROM metrics WHERE name = 'output_logit_std' ORDER BY step")
+    assert probe_steps == [(4,), (8,)]
+    val_steps = query(results, "SELECT step FROM metrics WHERE name = 'val_loss' ORDER BY step")
+    assert val_steps == [(4,), (8,)]  # every val_every steps; the end coincides, so no second pass
+    grids = dict(query(results, "SELECT name, count(*) FROM layer_metrics WHERE step = 8 GROUP BY name"))
+    assert grids == {"attn_logit_max": 4, "q_rms": 4, "k_rms": 2, "param_rms": 2, "grad_rms": 2, "update_rms": 2}
+    tokens = query(results, "SELECT value FROM metrics WHERE name = 'tokens' AND step = 8")
+    assert tokens == [(8 * tiny_train_cfg.tokens_per_step,)]
+
+
+def brute_force_probe(model, input_ids):
+    """Max causal q·kᵀ·scale per layer and head, q/k RMS per head, and output logits, from first principles."""
+    model.capture_qk(True)
+    logits = model(input_ids)
+    maxima, q_rms, k_rms = [], [], []
+    for layer in model.layers:
+        attn = layer.attn
+        q, k = attn.captured_q, attn.captured_k  # (B, H, T, D), (B, Hkv, T, D)
+        k_full = k.repeat_interleave(q.shape[1] // k.shape[1], dim=1)  # (B, H, T, D)
+        scores = q @ k_full.transpose(-1, -2) * attn.scale  # (B, H, T, T)
+        causal = torch.ones(scores.shape[-2:], dtype=torch.bool).tril()
+        maxima.append(scores.masked_fill(~causal, -math.inf).amax(dim=(0, 2, 3)))
+        q_rms.append(q.pow(2).mean(dim=(0, 2, 3)).sqrt())
+        k_rms.append(k.pow(2).mean(dim=(0, 2, 3)).sqrt())
+    model.capture_qk(False)
+    return torch.stack(maxima), torch.stack(q_rms), torch.stack(k_rms), logits
+
+
+def layer_grid(results, name, step):
+    rows = query(results, "SELECT layer, head, value FROM layer_metrics WHERE name = ? AND step = ? ORDER BY layer, head", name, step)
+    n_layers, n_heads = max(r[0] for r in rows) + 1, max(r[1] for r in rows) + 1
+    return torch.tensor([r[2] for r in rows]).view(n_layers, n_heads)
+
+
+def test_probe_values_equal_brute_force_on_the_final_weights(run_tiny, train_data, tiny_train_cfg):
+    outcome, results = run_tiny(lr=2e-2)  # a high LR so the logits have grown away from init
+    model, _ = load_trained(results, "r")  # the checkpoint of step 8, the last probe step
+    probe_ids = TokenDataModule(train_data, tiny_train_cfg.seq_len, tiny_train_cfg.batch_size, 0).probe_batch(2)[0]
+    with torch.no_grad():
+        maxima, q_rms, k_rms, logits = brute_force_probe(model, probe_ids)
+    torch.testing.assert_close(layer_grid(results, "attn_logit_max", 8), maxima, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(layer_grid(results, "q_rms", 8), q_rms, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(layer_grid(results, "k_rms", 8), k_rms, rtol=1e-5, atol=1e-6)
+    stats = dict(query(results, "SELECT name, value FROM metrics WHERE step = 8 AND name LIKE 'output_%'"))
+    assert stats["output_logit_max_abs"] == pytest.approx(logits.abs().max().item(), rel=1e-5)
+    assert stats["output_logit_std"] == pytest.approx(logits.std().item(), rel=1e-5)
+    assert stats["output_log_z_mean"] == pytest.approx(torch.logsumexp(logits, -1).mean().item(), rel=1e-5)
+    assert outcome.summary["max_attention_logit"] == pytest.approx(max(
+        query(results, "SELECT max(value) FROM layer_metrics WHERE name = 'attn_logit_max'")[0][0], 0))
+
+
+def train_losses(results, run_id):
+    return [v for (v,) in query(results, "SELECT value FROM metrics WHERE name = 'train_loss' AND run_id = ? ORDER BY step", run_id)]
+
+
+def test_same_seed_same_loss_curve(run_tiny):
+    run_tiny("a")
+    _, results = run_tiny("b")
+    run_tiny("c", seed=1)
+    assert train_losses(results, "a") == train_losses(results, "b")
+    assert train_losses(results, "a") != train_losses(results, "c")
+
+
+class Crash(Exception):
+    pass
+
+
+def test_resume_after_a_crash_reaches_the_uninterrupted_final_loss(run_tiny, monkeypatch):
+    whole, results = run_tiny("whole")
+    from harness.train.divergence import DivergenceMonitor
+
+    original = DivergenceMonitor.on_train_batch_end
+
+    def crash_at_step_6(self, trainer, *args):
+        original(self, trainer, *args)
+        if trainer.global_step == 6:
+            raise Crash  # after the step-4 checkpoint, before the end
+
+    monkeypatch.setattr(DivergenceMonitor, "on_train_batch_end", crash_at_step_6)
+    with pytest.raises(Crash):
+        run_tiny("crashed")
+    monkeypatch.undo()
+    resumed, _ = run_tiny("crashed", resume=True)
+    assert resumed.summary["final_train_loss"] == pytest.approx(whole.summary["final_train_loss"], rel=1e-6)
+    assert resumed.summary["val_loss"] == pytest.approx(whole.summary["val_loss"], rel=1e-6)
+    assert train_losses(results, "crashed") == pytest.approx(train_losses(results, "whole"), rel=1e-6)
+    assert query(results, "SELECT status, n_segments FROM runs WHERE run_id = 'crashed'") == [("completed", 2)]
+
+
+def test_absurd_lr_diverges_as_a_result(run_tiny):
+    outcome, results = run_tiny(lr=50.0, warmup_steps=0, grad_clip=None, steps=30)
+    step = outcome.summary["diverged_at_step"]
+    assert outcome.status == "diverged" and step is not None and step < 30
+    assert query(results, "SELECT status, diverged_at_step FROM runs") == [("diverged", step)]
+    assert query(results, "SELECT step FROM events WHERE kind = 'diverged'") == [(step,)]
+    assert query(results, "SELECT max(step) FROM metrics WHERE name = 'train_loss'") == [(step,)]
+
+
+def test_bf16_autocast_and_compile_paths_train_on_cpu(run_tiny):
+    bf16, _ = run_tiny("bf16", precision="bf16", steps=4, probe_every=2)
+    assert bf16.status == "completed" and math.isfinite(bf16.summary["final_train_loss"])
+    compiled, _ = run_tiny("compiled", compile=True, steps=3, probe_every=2)
+    assert compiled.status == "completed" and math.isfinite(compiled.summary["final_train_loss"])
