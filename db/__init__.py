@@ -8,9 +8,8 @@
 See docs/db.md for the views, the on-disk layout and the guarantees.
 """
 
-from db.catalog import CorruptShardWarning
 from db.connect import connect, engine
-from db.errors import DbError, NoResultsError, ReadOnlyQueryError, SchemaVersionError
+from db.errors import CorruptShardWarning, DbError, NoResultsError, ReadOnlyQueryError, SchemaVersionError
 from db.paths import resolve_results_dir
 from db.schema import SCHEMA_VERSION
 from db.writer import STATUSES, RunWriter

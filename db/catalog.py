@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from db.errors import CorruptShardWarning
+from db.index import Index, load_index
 from db.paths import RUNS_DIR, is_shard_name, superseded_by_compaction
 from db.schema import DATA_SCHEMAS, STATUS_SCHEMA, TABLE_KEY, TABLES, VERSION_KEY, check_version
 
@@ -28,10 +30,6 @@ REQUIRED_COLUMNS = {
 _validated: dict[str, tuple[int, int]] = {}
 
 
-class CorruptShardWarning(UserWarning):
-    """A shard could not be read and was left out of the views."""
-
-
 @dataclass
 class Catalog:
     """The readable shards of one results directory, per table, as of one scan."""
@@ -39,6 +37,8 @@ class Catalog:
     results_dir: Path
     files: dict[str, list[str]] = field(default_factory=lambda: {table: [] for table in TABLES})
     skipped: list[str] = field(default_factory=list)
+    stats: dict[str, tuple[int, int]] = field(default_factory=dict)  # path → (size, mtime_ns) of each file listed
+    index: Index | None = None
 
     @property
     def n_runs(self) -> int:
@@ -75,6 +75,9 @@ def scan(results_dir: Path) -> Catalog:
     runs_root = catalog.results_dir / RUNS_DIR
     if not runs_root.is_dir():
         return catalog
+    catalog.index = load_index(catalog.results_dir)
+    if catalog.index:
+        _validated.update(catalog.index.validated)
     for run in sorted(os.scandir(runs_root), key=lambda e: e.name):
         if not run.is_dir():
             continue
@@ -101,4 +104,5 @@ def scan(results_dir: Path) -> Catalog:
                         continue
                     _validated[entry.path] = key
                 catalog.files[table].append(entry.path)
+                catalog.stats[entry.path] = key
     return catalog

@@ -4,7 +4,8 @@ Fewer files make every scan cheaper (a long run flushes hundreds of shards). Row
 merged shard is published (temp file + rename) before any original is deleted, and while both exist the
 catalog reads only the merged one; an interrupted compact is finished by the next. Only segments with a
 status shard (closed writers) are touched, and only shards that validate. Connections opened before a
-compact must reconnect, since the files they listed are gone.
+compact must reconnect, since the files they listed are gone. Last, it writes the catalog index
+(`db/index.py`) so that connecting to a large store reads a few files instead of thousands.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import os
 from collections import defaultdict
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from db.catalog import scan
+from db.connect import load_catalog
+from db.index import write_index
 from db.paths import compacted_shard_name, parse_segment, shard_span, superseded_by_compaction
 from db.schema import DATA_SCHEMAS
 from db.shard_io import publish
@@ -34,8 +37,11 @@ def _remove_leftovers(table_dir: Path) -> None:
 
 
 def compact(results_dir: str | os.PathLike) -> int:
-    """Compact every finished segment with more than one shard in some table; return how many segments changed."""
-    catalog = scan(Path(results_dir))
+    """Compact every finished segment with more than one shard in some table, then rewrite the index.
+
+    Returns how many run segments had shards merged.
+    """
+    catalog = load_catalog(results_dir)
     finished = _finished_segments(catalog.files["status"])
     changed: set[tuple[str, int]] = set()
     for table in DATA_SCHEMAS:
@@ -56,4 +62,5 @@ def compact(results_dir: str | os.PathLike) -> int:
             changed.add((run_id, segment))
         for run_dir in {Path(f).parent for f in catalog.files[table]}:
             _remove_leftovers(run_dir)
+    write_index(duckdb.connect(), load_catalog(results_dir))
     return len(changed)

@@ -15,3 +15,7 @@ class SchemaVersionError(DbError):
 
 class ReadOnlyQueryError(DbError):
     """A query tried to change something; `harness db query` only reads."""
+
+
+class CorruptShardWarning(UserWarning):
+    """A shard (or the index) could not be read and was left out of the views."""

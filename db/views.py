@@ -11,6 +11,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from db.catalog import Catalog
+from db.index import current_rows
 from db.liveness import dead_segments
 from db.schema import CONFIG_PREFIX, DATA_SCHEMAS, MANIFEST_SCHEMA, STATUS_SCHEMA
 
@@ -79,10 +80,22 @@ def _data_view(con, table: str, files: list[str], dedup: bool) -> None:
     )
 
 
+def _row_table(con, catalog: Catalog, table: str, name: str, schema: pa.Schema) -> None:
+    """Materialize manifest or status rows: unchanged ones from the index, the rest from their shards."""
+    if catalog.index is None:
+        con.execute(f"CREATE TABLE {name} AS {_source(catalog.files[table], _fields(schema), union_by_name=True)}")
+        return
+    indexed, covered = current_rows(catalog.index, table, catalog.results_dir, catalog.stats)
+    fresh = [f for f in catalog.files[table] if f not in covered]
+    con.register("_indexed_rows", indexed)
+    con.execute(f"CREATE TABLE {name} AS SELECT * FROM _indexed_rows UNION ALL BY NAME {_source(fresh, _fields(schema), union_by_name=True)}")
+    con.unregister("_indexed_rows")
+
+
 def create_views(con, catalog: Catalog) -> None:
     """Create the internal tables and the four public views on DuckDB connection `con`."""
-    con.execute(f"CREATE TABLE _manifests AS {_source(catalog.files['manifest'], _fields(MANIFEST_SCHEMA), union_by_name=True)}")
-    con.execute(f"CREATE TABLE _status AS {_source(catalog.files['status'], _fields(STATUS_SCHEMA))}")
+    _row_table(con, catalog, "manifest", "_manifests", MANIFEST_SCHEMA)
+    _row_table(con, catalog, "status", "_status", STATUS_SCHEMA)
     con.execute(
         "CREATE TABLE _superseded AS SELECT * FROM ("
         "  SELECT run_id, segment, min(start_step) OVER (PARTITION BY run_id ORDER BY segment"
