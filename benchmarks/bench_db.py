@@ -5,14 +5,16 @@
 
 `log` times a real RunWriter (flushes and close included) logging what one training step logs: 20
 scalars plus 10 per-layer values for 12 layers. `query` writes synthetic shards with pyarrow straight into
-the store's layout (as many writers would have), then times connecting (cold: every shard validated;
-warm: validation cached) and the final-val-loss-per-run query.
+the store's layout (as many writers would have), then times `harness db query` end to end and
+in-process connect and query, before and after `harness db compact` (which merges shards and writes the
+catalog index).
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -22,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import db
+from db.compact import compact
 from db.paths import data_shard_name, run_dir, segment_shard_name
 from db.schema import DATA_SCHEMAS, STATUS_SCHEMA, SCHEMA_VERSION, VERSION_FILE, shard_metadata
 
@@ -102,18 +105,31 @@ def _timed(label: str, fn):
     return result
 
 
+def _cli(root: Path, sql: str) -> None:
+    """Time `harness db query` end to end in a fresh process (import, connect, query, print)."""
+    start = time.perf_counter()
+    done = subprocess.run(["harness", "db", "query", sql, "--results", str(root), "--format", "csv"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    print(f"harness db query (fresh process, {len(done.stdout.splitlines()) - 1} rows): {time.perf_counter() - start:.3f} s")
+
+
 def bench_query(root: Path, runs: int, rows_per_run: int, shards_per_run: int) -> None:
     if root.exists():
         shutil.rmtree(root)
     _timed(f"generate {runs} runs × {rows_per_run} rows in {shards_per_run} shard(s) each", lambda: generate(root, runs, rows_per_run, shards_per_run))
-    _timed("connect (cold: every shard validated)", lambda: db.connect(root))
-    con = _timed("connect (warm: validation cached)", lambda: db.connect(root))
+    print("-- before compact (no index: every manifest, status and footer read at connect)")
+    _cli(root, FINAL_VAL_LOSS_SQL)
+    _timed("connect (in process, cold)", lambda: db.connect(root))
+    _timed("harness db compact", lambda: compact(root))
+    print("-- after compact (index)")
+    _cli(root, FINAL_VAL_LOSS_SQL)
+    con = _timed("connect (in process)", lambda: db.connect(root))
     total = con.execute("SELECT count(*) FROM metrics").fetchall()[0][0]
     print(f"metrics rows: {total}")
     for sql in (FINAL_VAL_LOSS_SQL, DIRECT_SQL):
-        rows = _timed(f"query (first) {sql!r}", lambda: con.execute(sql).fetchall())
-        rows = _timed(f"query (again) {sql!r}", lambda: con.execute(sql).fetchall())
-        assert len(rows) == runs
+        for attempt in ("first", "again"):
+            rows = _timed(f"query ({attempt}) {sql!r}", lambda: con.execute(sql).fetchall())
+            assert len(rows) == runs
 
 
 def main() -> None:
