@@ -37,7 +37,7 @@ def main() -> None:
         cfg = DataConfig(cache_dir=cache)
         cold, cold_s = timed(prepare, cfg, args.vocab)
         warm, warm_s = timed(prepare, cfg, args.vocab)
-        assert cold.built == ("tokenizer", "tokens") and warm.built == ()
+        assert cold.built == ("corpus", "tokenizer", "tokens") and warm.built == ()
         module = TokenDataModule(warm, args.seq, args.batch, seed=0)
         module.train_batch(0)
         fetch_s = []

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal
 
 from harness.config.data import DEFAULT_SOURCE, DataConfig
-from harness.data.cache import write_atomically
+from harness.data.cache import build_once
 from harness.data.default_corpus import default_documents, default_fingerprint
 from harness.data.errors import DataError
 from harness.data.hub import load_hub, load_local
@@ -168,6 +168,7 @@ class Corpus:
             raise DataError(f"DataConfig.source={self.cfg.source!r}: the corpus is empty (0 characters of text).")
         return documents
 
+    @cached_property
     def fingerprint(self) -> str:
         """Cheap identity of the source and the settings that shape its text (no text is read)."""
         if self.source.kind == "default":
@@ -179,12 +180,22 @@ class Corpus:
         settings = [self.source.kind, self.source.loader, identity, self.cfg.text_field, self.cfg.split, self.cfg.max_chars]
         return hashlib.sha256(json.dumps(settings).encode()).hexdigest()
 
+    @property
+    def manifest_path(self) -> Path:
+        """Where the corpus hash of this source is remembered."""
+        return self.cache_dir / "corpora" / f"{self.fingerprint[:32]}.json"
+
+    @property
+    def text_was_read(self) -> bool:
+        """Whether this object had to read the text (a warm cache never does)."""
+        return "documents" in vars(self)
+
     @cached_property
     def stats(self) -> CorpusStats:
-        """Content hash and size, from the manifest when this source was seen before, else from the text."""
-        manifest = self.cache_dir / "corpora" / f"{self.fingerprint()[:32]}.json"
-        if manifest.exists():
-            return CorpusStats(**json.loads(manifest.read_text()))
-        stats = CorpusStats(hash_documents(self.documents), len(self.documents), sum(map(len, self.documents)))
-        write_atomically(manifest, lambda path: path.write_text(json.dumps(asdict(stats))))
-        return stats
+        """Content hash and size: computed from the text once per source, then read from the manifest.
+
+        Built under the cache lock, so of many workers starting cold only one reads and hashes the text.
+        """
+        counted = lambda: CorpusStats(hash_documents(self.documents), len(self.documents), sum(map(len, self.documents)))
+        build_once(self.manifest_path, lambda temp: temp.write_text(json.dumps(asdict(counted()))))
+        return CorpusStats(**json.loads(self.manifest_path.read_text()))

@@ -9,11 +9,11 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from harness.config.data import DataConfig
-from harness.data.cache import file_hash, resolve_cache_dir
+from harness.data.cache import build_once, exclusive_lock, file_hash, resolve_cache_dir
 from harness.data.corpus import Corpus
 from harness.data.errors import DataError
-from harness.data.token_cache import cached_tokens
-from harness.data.tokenizer import EOS, cached_tokenizer
+from harness.data.token_cache import encode_to_file, open_tokens, token_dtype, tokens_path
+from harness.data.tokenizer import EOS, check_vocab_size, tokenizer_path, train_tokenizer
 
 
 @dataclass(frozen=True)
@@ -31,28 +31,67 @@ class PreparedData:
     n_chars: int
     tokenizer_path: Path
     tokens_path: Path
-    built: tuple[str, ...]  # what this call had to build ("tokenizer", "tokens"); empty on a warm cache
+    built: tuple[str, ...]  # the slow steps this call did: "corpus" (read the text), "tokenizer", "tokens"
 
     @property
     def n_tokens(self) -> int:
         return len(self.train_ids) + len(self.val_ids)
 
 
+def _cached_files(corpus: Corpus, vocab_size: int, train_chars: int, dtype: np.dtype) -> tuple[Path, Path] | None:
+    """(tokenizer file, token file) if the cache already holds both, else None.
+
+    Reads no text: the corpus hash comes from the manifest, whose existence is checked first.
+    """
+    if not corpus.manifest_path.exists():
+        return None
+    tokenizer_file = tokenizer_path(corpus.cache_dir, corpus.stats.corpus_hash, vocab_size, train_chars)
+    if not tokenizer_file.exists():
+        return None
+    tokens_file = tokens_path(corpus.cache_dir, corpus.stats.corpus_hash, file_hash(tokenizer_file), dtype)
+    return (tokenizer_file, tokens_file) if tokens_file.exists() else None
+
+
+def _build_missing(corpus: Corpus, vocab_size: int, train_chars: int, dtype: np.dtype) -> tuple[bool, bool]:
+    """Hash the corpus, train the tokenizer and encode the corpus, each where missing; (trained, encoded)."""
+    tokenizer_file = tokenizer_path(corpus.cache_dir, corpus.stats.corpus_hash, vocab_size, train_chars)
+    trained = build_once(tokenizer_file, lambda temp: train_tokenizer(corpus.documents, vocab_size, train_chars).save(str(temp)))
+    # Encode with the tokenizer as read back from the cache, the one every other worker will load.
+    tokenizer = Tokenizer.from_file(str(tokenizer_file))
+    tokens_file = tokens_path(corpus.cache_dir, corpus.stats.corpus_hash, file_hash(tokenizer_file), dtype)
+    encoded = build_once(tokens_file, lambda temp: encode_to_file(tokenizer, corpus.documents, dtype, temp))
+    return trained, encoded
+
+
 def prepare(cfg: DataConfig, vocab_size: int) -> PreparedData:
     """Load (or reuse) the corpus, tokenizer and token cache that `cfg` and `vocab_size` name.
 
-    Safe to call from many processes at once: each artifact is built by one of them and reused by the rest.
+    Safe to call from many processes at once: each artifact is built by one of them and reused by the rest;
+    a warm cache is used without taking any lock.
     """
+    check_vocab_size(vocab_size)
     corpus = Corpus(cfg, resolve_cache_dir(cfg.cache_dir))
-    tokenizer, tokenizer_path, trained = cached_tokenizer(corpus, vocab_size, cfg.tokenizer_train_chars)
-    tokenizer_hash = file_hash(tokenizer_path)
-    tokens, tokens_path, encoded = cached_tokens(corpus, tokenizer, tokenizer_hash, vocab_size)
+    dtype = token_dtype(vocab_size)
+    files = _cached_files(corpus, vocab_size, cfg.tokenizer_train_chars, dtype)
+    trained = encoded = False
+    if files is None:
+        # One lock, taken before any text is read, around every build this call may need: the worker that
+        # reads the text also trains and encodes with it, so of many workers starting cold only one reads it.
+        key = f"{corpus.fingerprint[:32]}-v{vocab_size}-c{cfg.tokenizer_train_chars}"
+        with exclusive_lock(corpus.cache_dir / "locks" / f"{key}.lock"):
+            trained, encoded = _build_missing(corpus, vocab_size, cfg.tokenizer_train_chars, dtype)
+        files = _cached_files(corpus, vocab_size, cfg.tokenizer_train_chars, dtype)
+    tokenizer_file, tokens_file = files
+
+    tokenizer = Tokenizer.from_file(str(tokenizer_file))
+    tokens = open_tokens(tokens_file)
     if len(tokens) <= cfg.val_tokens:
         raise DataError(
             f"DataConfig.val_tokens={cfg.val_tokens} is invalid: the corpus {cfg.source!r} has only {len(tokens)} "
             f"tokens, and the validation split must leave some for training; lower val_tokens or use more text."
         )
     split = len(tokens) - cfg.val_tokens
+    steps = (("corpus", corpus.text_was_read), ("tokenizer", trained), ("tokens", encoded))
     return PreparedData(
         tokenizer=tokenizer,
         train_ids=tokens[:split],
@@ -60,10 +99,10 @@ def prepare(cfg: DataConfig, vocab_size: int) -> PreparedData:
         vocab_size=vocab_size,
         eos_id=tokenizer.token_to_id(EOS),
         corpus_hash=corpus.stats.corpus_hash,
-        tokenizer_hash=tokenizer_hash,
+        tokenizer_hash=file_hash(tokenizer_file),
         n_documents=corpus.stats.documents,
         n_chars=corpus.stats.chars,
-        tokenizer_path=tokenizer_path,
-        tokens_path=tokens_path,
-        built=tuple(name for name, done in (("tokenizer", trained), ("tokens", encoded)) if done),
+        tokenizer_path=tokenizer_file,
+        tokens_path=tokens_file,
+        built=tuple(name for name, done in steps if done),
     )

@@ -1,6 +1,6 @@
 """The token cache: the whole corpus encoded once into a flat memmap that every arm and worker shares.
 
-Layout: `<cache>/tokens/<corpus hash>-<tokenizer hash>.<dtype>`, a raw little-endian array of token ids,
+Layout: `<cache>/tokens/<corpus hash>-<tokenizer hash>.<dtype>`, a raw array of token ids (native byte order),
 each document followed by `<|endoftext|>`. The dtype (uint16 up to 65536 tokens, else uint32) is in the
 name, so the file needs no header and its length is its size over the item size.
 """
@@ -13,8 +13,6 @@ from typing import Iterator
 import numpy as np
 from tokenizers import Tokenizer
 
-from harness.data.cache import build_once
-from harness.data.corpus import Corpus
 from harness.data.progress import progress
 from harness.data.tokenizer import EOS
 
@@ -61,11 +59,3 @@ def encode_to_file(tokenizer: Tokenizer, documents: list[str], dtype: np.dtype, 
 def open_tokens(path: Path) -> np.memmap:
     """The cached token array, memory-mapped read-only (pages are shared by every process on the machine)."""
     return np.memmap(path, dtype=np.dtype(path.suffix[1:]), mode="r")
-
-
-def cached_tokens(corpus: Corpus, tokenizer: Tokenizer, tokenizer_hash: str, vocab_size: int) -> tuple[np.memmap, Path, bool]:
-    """(tokens, their file, whether this call encoded them): the corpus encoded once per (corpus, tokenizer)."""
-    dtype = token_dtype(vocab_size)
-    path = tokens_path(corpus.cache_dir, corpus.stats.corpus_hash, tokenizer_hash, dtype)
-    encoded = build_once(path, lambda temp: encode_to_file(tokenizer, corpus.documents, dtype, temp))
-    return open_tokens(path), path, encoded

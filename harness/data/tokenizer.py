@@ -1,4 +1,4 @@
-"""The byte-level BPE tokenizer, trained with `tokenizers` on the corpus and cached by what determines it.
+"""The byte-level BPE tokenizer, trained with `tokenizers` on the corpus; its cache key is what determines it.
 
 Byte-level (GPT-2 style): every byte is in the alphabet, so any text encodes and decodes back exactly.
 One special token, `<|endoftext|>` (id 0), separates documents in the token stream.
@@ -12,8 +12,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from harness.data.cache import build_once
-from harness.data.corpus import Corpus, cap_chars
+from harness.data.corpus import cap_chars
 from harness.data.errors import DataError
 from harness.data.progress import progress
 
@@ -21,7 +20,7 @@ EOS = "<|endoftext|>"
 BYTE_ALPHABET = 256
 MIN_VOCAB = BYTE_ALPHABET + 1  # every byte plus <|endoftext|>
 # Everything besides vocab size and training text that shapes the trained tokenizer; part of its cache key.
-SETTINGS = {"model": "bpe", "pre_tokenizer": "byte_level", "add_prefix_space": False, "min_frequency": 2, "special_tokens": [EOS], "v": 1}
+SETTINGS = {"model": "bpe", "pre_tokenizer": "byte_level", "add_prefix_space": False, "min_frequency": 2, "special_tokens": [EOS], "version": 1}
 
 
 def check_vocab_size(vocab_size: int) -> None:
@@ -55,14 +54,3 @@ def tokenizer_path(cache_dir: Path, corpus_hash: str, vocab_size: int, train_cha
     """Where the tokenizer for this corpus, vocabulary size and training budget lives in the cache."""
     settings = hashlib.sha256(json.dumps(SETTINGS, sort_keys=True).encode()).hexdigest()[:8]
     return cache_dir / "tokenizers" / f"{corpus_hash[:16]}-v{vocab_size}-c{train_chars}-{settings}.json"
-
-
-def cached_tokenizer(corpus: Corpus, vocab_size: int, train_chars: int) -> tuple[Tokenizer, Path, bool]:
-    """(tokenizer, its file, whether this call trained it): trained once per key, then read from the cache.
-
-    Always read back from the file, so every worker uses the very tokenizer that won the race to the cache.
-    """
-    check_vocab_size(vocab_size)
-    path = tokenizer_path(corpus.cache_dir, corpus.stats.corpus_hash, vocab_size, train_chars)
-    trained = build_once(path, lambda temp: train_tokenizer(corpus.documents, vocab_size, train_chars).save(str(temp)))
-    return Tokenizer.from_file(str(path)), path, trained

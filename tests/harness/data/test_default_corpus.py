@@ -36,5 +36,5 @@ def test_default_corpus_prepares_without_the_network(tmp_path, no_network):
 
 
 def test_local_files_prepare_without_the_network(txt_config, no_network):
-    assert prepare(txt_config, 512).built == ("tokenizer", "tokens")
+    assert prepare(txt_config, 512).built == ("corpus", "tokenizer", "tokens")
     assert no_network == []
