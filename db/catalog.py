@@ -1,9 +1,9 @@
 """Finding and validating the shards of a results directory before DuckDB reads them.
 
 Every published shard is immutable, so a shard validated once (footer readable, our schema version,
-expected columns) stays valid while its (size, mtime) is unchanged: the in-process cache makes a
-reconnect cost one `stat` per file. A shard that fails validation is left out with a warning naming it,
-so one bad file never breaks a query.
+expected columns) stays valid while its (size, mtime) is unchanged: an in-process cache, seeded from the
+catalog index when there is one (`db/index.py`), makes a reconnect cost one `stat` per file. A shard
+that fails validation is left out with a warning naming it, so one bad file never breaks a query.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ class Catalog:
 
     results_dir: Path
     files: dict[str, list[str]] = field(default_factory=lambda: {table: [] for table in TABLES})
-    skipped: list[str] = field(default_factory=list)
     stats: dict[str, tuple[int, int]] = field(default_factory=dict)  # path → (size, mtime_ns) of each file listed
     index: Index | None = None
 
@@ -99,7 +98,6 @@ def scan(results_dir: Path) -> Catalog:
                 if _validated.get(entry.path) != key:
                     problem = _problem(entry.path, stat.st_size, table)
                     if problem:
-                        catalog.skipped.append(entry.path)
                         warnings.warn(f"skipping shard {entry.path}: {problem}", CorruptShardWarning, stacklevel=2)
                         continue
                     _validated[entry.path] = key

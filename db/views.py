@@ -28,6 +28,7 @@ _DUCK_TYPES = {
 # Public columns of each data view, in order (the shard's `segment` column stays internal).
 DATA_VIEW_COLUMNS = {table: [n for n in schema.names if n != "segment"] for table, schema in DATA_SCHEMAS.items()}
 
+# The runs view's columns around the config columns, in order (tests/db/test_views.py holds the SELECT to them).
 RUNS_LEADING = ["run_id", "sweep", "arm", "seed", "status"]
 RUNS_TRAILING = [
     "params", "flops_per_token", "started_at", "finished_at", "final_val_loss", "best_val_loss",

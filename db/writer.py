@@ -50,6 +50,15 @@ def _check_step(step: Any) -> int:
     return step
 
 
+def _check_identity(identity: Mapping[str, Any]) -> None:
+    """sweep/arm text, seed/params integers, flops_per_token a number; each may be None."""
+    kinds = {"sweep": (str,), "arm": (str,), "seed": (int,), "params": (int,), "flops_per_token": (int, float)}
+    for field, value in identity.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, kinds[field])):
+            expected = " or ".join(kind.__name__ for kind in kinds[field])
+            raise DbError(f"{field}={value!r} is invalid: expected {expected} or None.")
+
+
 def _existing_segments(run_path: Path) -> list[int]:
     manifest_dir = run_path / "manifest"
     if not manifest_dir.is_dir():
@@ -128,6 +137,8 @@ class RunWriter:
         if not isinstance(flush_rows, int) or flush_rows < 1:
             raise DbError(f"flush_rows={flush_rows!r} is invalid: must be an integer ≥ 1.")
         start_step = _check_step(resume_from_step) if resume else 0
+        identity = {"sweep": sweep, "arm": arm, "seed": seed, "params": params, "flops_per_token": flops_per_token}
+        _check_identity(identity)
         results_dir = Path(results_dir)
         results_dir.mkdir(parents=True, exist_ok=True)
         ensure_version_file(results_dir)
@@ -136,7 +147,6 @@ class RunWriter:
         if segments and not resume:
             raise DbError(f"run {run_id!r} already exists in {results_dir}; pass resume=True to continue it, or pick a new run_id.")
         segment = segments[-1] + 1 if segments else 0
-        identity = {"sweep": sweep, "arm": arm, "seed": seed, "params": params, "flops_per_token": flops_per_token}
         manifest = _manifest_table(run_id, segment, start_step, identity, config or {})
         publish_exclusive(path / "manifest" / segment_shard_name(segment), manifest, "manifest")
         return cls(path, run_id, segment, flush_rows, flush_seconds)

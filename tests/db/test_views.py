@@ -1,8 +1,8 @@
 import subprocess
 import sys
-import textwrap
 
 import db
+from db.views import RUNS_LEADING, RUNS_TRAILING
 
 
 def test_runs_has_identity_config_columns_and_val_loss_summary(results, write_run):
@@ -17,7 +17,9 @@ def test_runs_has_identity_config_columns_and_val_loss_summary(results, write_ru
 def test_config_switches_of_different_runs_union_into_columns(results, write_run):
     write_run(results, "r1", config={"qk_norm": "rmsnorm"})
     write_run(results, "r2", config={"attn_softcap": 30.0})
-    rows = db.connect(results).execute("SELECT run_id, qk_norm, attn_softcap FROM runs ORDER BY run_id").fetchall()
+    con = db.connect(results)
+    assert con.sql("SELECT * FROM runs").columns == [*RUNS_LEADING, "attn_softcap", "qk_norm", *RUNS_TRAILING]
+    rows = con.execute("SELECT run_id, qk_norm, attn_softcap FROM runs ORDER BY run_id").fetchall()
     assert rows == [("r1", "rmsnorm", None), ("r2", None, 30.0)]
 
 

@@ -72,6 +72,8 @@ def test_exception_inside_with_block_closes_the_run_as_failed(results):
         ({"run_id": "r", "resume": True}, "resume_from_step=None is invalid"),
         ({"run_id": "r", "resume_from_step": 5}, "only valid with resume=True"),
         ({"run_id": "r", "flush_rows": 0}, "flush_rows=0 is invalid"),
+        ({"run_id": "r", "seed": "0"}, "seed='0' is invalid: expected int or None"),
+        ({"run_id": "r", "flops_per_token": True}, "flops_per_token=True is invalid"),
     ],
 )
 def test_open_rejects_bad_arguments(results, kwargs, message):
