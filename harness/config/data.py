@@ -1,7 +1,7 @@
 """`DataConfig`: where the training text comes from and how much of it to use.
 
 Only plain values, checked without touching the filesystem: a config is built and validated on a login
-node long before its data is resolved on a worker (`harness.data.prepare` does that, with its own errors).
+node long before its data is resolved on a worker (`harness.data.prepare()` does that, with its own errors).
 The tokenizer's vocabulary size is `ModelConfig.vocab_size`, so it is not repeated here.
 """
 

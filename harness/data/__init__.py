@@ -7,7 +7,7 @@ first use, so `from harness.data import prepare` stays light.
 from typing import Any
 
 from harness.data.errors import DataError
-from harness.data.prepare import PreparedData, prepare
+from harness.data.pipeline import PreparedData, prepare
 
 __all__ = ["DataError", "PreparedData", "TokenDataModule", "prepare"]
 

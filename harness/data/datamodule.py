@@ -14,7 +14,7 @@ import lightning as L
 
 from harness.config.base import check_int
 from harness.data.errors import DataError
-from harness.data.prepare import PreparedData
+from harness.data.pipeline import PreparedData
 from harness.data.windows import Batch, TrainWindows, ValWindows
 
 
