@@ -33,6 +33,7 @@ class _ScaledNorm(nn.Module):
 class RMSNorm(_ScaledNorm):
     """x / rms(x) · γ (Zhang & Sennrich 2019); never has a bias."""
 
+    # `bias` is accepted (and ignored) so every norm class shares one constructor signature in the registry.
     def __init__(self, dim: int, eps: float, unit_offset: bool = False, bias: bool = False) -> None:
         super().__init__(dim, eps, unit_offset)
 

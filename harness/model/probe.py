@@ -31,14 +31,13 @@ def _layer_max(attn: Attention) -> torch.Tensor:
     batch, n_heads, seq, dim = q.shape
     groups = n_heads // k.shape[1]
     q = q.view(batch, k.shape[1], groups, seq, dim)  # (B, Hkv, G, T, D)
-    allowed = allowed_keys(seq, seq, attn.window, q.device)  # (T, T)
     chunk = max(1, CHUNK_ELEMENTS // (batch * n_heads * seq))
     best = torch.full((n_heads,), float("-inf"), device=q.device)
     for start in range(0, seq, chunk):
         stop = min(start + chunk, seq)
-        # Causal: queries [start, stop) see no key at or beyond `stop`.
+        # Causal: queries [start, stop) are the last of keys [0, stop) and see nothing beyond.
         scores = q[:, :, :, start:stop] @ k[:, :, None, :stop].transpose(-1, -2) * attn.scale  # (B, Hkv, G, c, stop)
-        scores = scores.masked_fill(~allowed[start:stop, :stop], float("-inf"))
+        scores = scores.masked_fill(~allowed_keys(stop - start, stop, attn.window, q.device), float("-inf"))
         best = torch.maximum(best, scores.amax(dim=(0, 3, 4)).reshape(n_heads))
     return best
 
