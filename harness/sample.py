@@ -133,6 +133,14 @@ def generate(
     _validate(strategy, max_new_tokens, temperature, top_k, top_p, num_beams)
     if prompt_ids.dim() not in (1, 2) or prompt_ids.shape[-1] == 0:
         raise ConfigError(f"generate.prompt_ids has shape {tuple(prompt_ids.shape)}: expected (T,) or (B, T) with T ≥ 1.")
+    cfg = model.cfg
+    if cfg.positions == "learned" and prompt_ids.shape[-1] + max_new_tokens > cfg.max_seq_len:
+        raise ConfigError(
+            f"generate.max_new_tokens={max_new_tokens!r} is invalid: prompt ({prompt_ids.shape[-1]}) plus new tokens "
+            f"exceed the learned position table (max_seq_len={cfg.max_seq_len})."
+        )
+    if strategy == "beam" and num_beams > cfg.vocab_size:
+        raise ConfigError(f"generate.num_beams={num_beams!r} is invalid: must be ≤ vocab_size={cfg.vocab_size}.")
     prompt = prompt_ids if prompt_ids.dim() == 2 else prompt_ids[None]
     if max_new_tokens == 0:
         out = prompt

@@ -106,3 +106,12 @@ def test_bad_arguments_raise_naming_the_argument(model, prompt, kwargs, field):
     args = {"max_new_tokens": 3, **kwargs}
     with pytest.raises(ConfigError, match=field):
         generate(model, prompt, args.pop("max_new_tokens"), **args)
+
+
+def test_limits_of_the_model_are_checked_before_decoding(model, prompt):
+    with pytest.raises(ConfigError, match="num_beams=41.*vocab_size=40"):
+        generate(model, prompt, 2, strategy="beam", num_beams=41)
+    learned = build_model(ModelConfig(vocab_size=40, d_model=32, n_layers=1, n_heads=4, positions="learned", max_seq_len=8))
+    assert generate(learned, prompt, 4).shape == (3, 8)
+    with pytest.raises(ConfigError, match="max_new_tokens=5.*max_seq_len=8"):
+        generate(learned, prompt, 5)
