@@ -40,6 +40,7 @@ def test_one_dimensional_prompt_keeps_its_rank(model, prompt):
 @pytest.mark.parametrize("kwargs", [
     {"strategy": "beam", "num_beams": 1},
     {"strategy": "sample", "temperature": 0.0},
+    {"strategy": "sample", "temperature": 1e-5},  # the limit temperature → 0
     {"strategy": "sample", "top_k": 1},
 ])
 def test_degenerate_settings_equal_greedy(model, prompt, kwargs):
