@@ -28,6 +28,7 @@ REQUIRED_COLUMNS = {
 }
 
 _validated: dict[str, tuple[int, int]] = {}
+_damaged: dict[str, tuple[int, int]] = {}  # shards whose footer is fine but whose pages are not (see find_damaged)
 
 
 @dataclass
@@ -95,6 +96,9 @@ def scan(results_dir: Path) -> Catalog:
                 except FileNotFoundError:  # compacted away since the listing
                     continue
                 key = (stat.st_size, stat.st_mtime_ns)
+                if _damaged.get(entry.path) == key:
+                    warnings.warn(f"skipping shard {entry.path}: damaged data pages", CorruptShardWarning, stacklevel=2)
+                    continue
                 if _validated.get(entry.path) != key:
                     problem = _problem(entry.path, stat.st_size, table)
                     if problem:
@@ -104,3 +108,20 @@ def scan(results_dir: Path) -> Catalog:
                 catalog.files[table].append(entry.path)
                 catalog.stats[entry.path] = key
     return catalog
+
+
+def find_damaged(catalog: Catalog) -> list[str]:
+    """Read every listed shard in full, verifying page checksums; remember and return the damaged ones.
+
+    Validation reads only footers (cheap); damage inside a data page shows up only when DuckDB decodes
+    it, with a message that names no file. This finds the file, so later scans leave it out.
+    """
+    found = []
+    for path, key in catalog.stats.items():
+        try:
+            pq.ParquetFile(path, page_checksum_verification=True).read()
+        except Exception:  # any decoding failure means the shard cannot be trusted
+            _damaged[path] = key
+            _validated.pop(path, None)
+            found.append(path)
+    return found

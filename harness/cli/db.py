@@ -105,16 +105,16 @@ def _emit(table, args: argparse.Namespace) -> int:
 def _query(args: argparse.Namespace) -> int:
     import db
     from db.readonly import read_only_relation
+    from db.recover import run_recovering
 
     results = db.resolve_results_dir(args.results)
-    con = db.connect(results)
-    return _emit(read_only_relation(con, args.sql, results).to_arrow_table(), args)
+    return _emit(run_recovering(results, lambda con: read_only_relation(con, args.sql, results).to_arrow_table()), args)
 
 
 def _runs(args: argparse.Namespace) -> int:
-    import db
+    from db.recover import run_recovering
 
-    return _emit(db.connect(args.results).sql(RUNS_SQL).to_arrow_table(), args)
+    return _emit(run_recovering(args.results, lambda con: con.sql(RUNS_SQL).to_arrow_table()), args)
 
 
 def _export(args: argparse.Namespace) -> int:

@@ -97,6 +97,18 @@ def test_corrupt_shard_is_reported_as_a_warning_line(results, capsys):
     assert f"harness db: warning: skipping shard {shard}" in captured.err
 
 
+def test_shard_damaged_inside_its_pages_costs_a_warning_not_the_answer(results, capsys):
+    shard = next((results / "runs" / "run-0" / "metrics").glob("*.parquet"))
+    offset = pq.read_metadata(shard).row_group(0).column(4).data_page_offset  # the `value` column's first page
+    data = bytearray(shard.read_bytes())
+    data[offset : offset + 8] = b"\xff" * 8  # its header unreadable, the footer intact
+    shard.write_bytes(bytes(data))
+    assert main(["db", "query", "select run_id, count(value) as n from metrics group by 1", "--results", str(results), "--format", "csv"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == ['"run_id","n"', '"run-1",21']
+    assert f"harness db: warning: skipping shard {shard}: damaged data pages" in captured.err
+
+
 def test_export_and_compact(results, tmp_path, capsys):
     assert main(["db", "export", str(tmp_path / "out"), "--results", str(results)]) == 0
     assert pq.read_metadata(tmp_path / "out" / "metrics.parquet").num_rows == 42
