@@ -5,16 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from db.connect import connect
+from db.recover import run_recovering
 from db.views import quote_literal
 
 VIEWS = ("runs", "metrics", "layer_metrics", "events")
 
 
-def export(results_dir: str | os.PathLike | None, out_dir: str | os.PathLike) -> list[Path]:
-    """Write `<out_dir>/<view>.parquet` for every view (each atomically); return the paths written."""
-    con = connect(results_dir)
-    out = Path(out_dir)
+def _write_views(con, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for view in VIEWS:
@@ -24,3 +21,8 @@ def export(results_dir: str | os.PathLike | None, out_dir: str | os.PathLike) ->
         os.replace(tmp, path)
         written.append(path)
     return written
+
+
+def export(results_dir: str | os.PathLike | None, out_dir: str | os.PathLike) -> list[Path]:
+    """Write `<out_dir>/<view>.parquet` for every view (each atomically); return the paths written."""
+    return run_recovering(results_dir, lambda con: _write_views(con, Path(out_dir)))
