@@ -25,16 +25,24 @@ def offline_requested() -> bool:
 
 @contextlib.contextmanager
 def hub_offline() -> Iterator[None]:
-    """Make `datasets` and `huggingface_hub` work from local files and caches only, for this block."""
+    """Make `datasets` and `huggingface_hub` work from local files and caches only, for this block.
+
+    Their warnings are limited to errors meanwhile: "using the cached version, the Hub is unreachable" is
+    the expected case here, not news worth printing on every run.
+    """
     import datasets.config
+    import datasets.utils.logging as datasets_logging
     import huggingface_hub.constants
 
     saved = (datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE, huggingface_hub.constants.HF_HUB_OFFLINE)
+    verbosity = datasets_logging.get_verbosity()
     datasets.config.HF_HUB_OFFLINE = datasets.config.HF_DATASETS_OFFLINE = huggingface_hub.constants.HF_HUB_OFFLINE = True
+    datasets_logging.set_verbosity_error()
     try:
         yield
     finally:
         datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE, huggingface_hub.constants.HF_HUB_OFFLINE = saved
+        datasets_logging.set_verbosity(verbosity)
 
 
 @contextlib.contextmanager
