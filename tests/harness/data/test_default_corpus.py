@@ -3,7 +3,6 @@ from __future__ import annotations
 import hashlib
 
 import pydoc_data.topics
-import pytest
 
 from harness.config import DataConfig
 from harness.data import prepare
