@@ -39,6 +39,12 @@ def exclusive_lock(lock_path: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)  # reading the umask means setting it; put it straight back
+    os.umask(mask)
+    return mask
+
+
 def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
     """Call `write(temp_path)` and move the result to `path` in one atomic step; no partial file is ever visible."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -47,6 +53,8 @@ def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
     temp_path = Path(temp_name)
     try:
         write(temp_path)
+        # mkstemp creates the file private (0600); a cache shared by a team needs the usual umask-based mode.
+        os.chmod(temp_path, 0o666 & ~_current_umask())
         os.replace(temp_path, path)
     finally:
         temp_path.unlink(missing_ok=True)

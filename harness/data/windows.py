@@ -17,7 +17,10 @@ Batch = tuple[torch.Tensor, torch.Tensor]  # (input_ids (B, T) int64, targets (B
 
 
 def batch_seed(seed: int, index: int) -> int:
-    """A 63-bit generator seed that is a pure function of (run seed, batch index), distinct for each pair."""
+    """A 63-bit generator seed that is a pure function of (run seed, batch index).
+
+    Hashed rather than mixed arithmetically (`seed * K + index`), so no two pairs share a stream by design.
+    """
     digest = hashlib.blake2b(f"{seed}:{index}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little") >> 1
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,9 @@ def test_build_once_builds_only_when_missing(tmp_path):
     assert build_once(target, lambda path: path.write_text("whole"))
     assert not build_once(target, lambda path: path.write_text("again"))
     assert target.read_text() == "whole"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~umask  # readable by the team, not private like a temp file
     assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == ["artifact.bin"]
 
 
