@@ -116,3 +116,9 @@ def test_two_processes_racing_build_one_valid_cache(tmp_path, txt_config, docume
     assert reread.built == ()
     assert reread.n_documents == len(documents)
     assert reread.tokenizer.decode(reread.val_ids[-50:].tolist()) in documents[-1]
+
+
+def test_fast_preparation_prints_nothing(txt_config, capfd):
+    prepare(txt_config, TEST_VOCAB)  # cold, but every step takes well under the progress-bar delay
+    prepare(txt_config, TEST_VOCAB)
+    assert capfd.readouterr() == ("", "")
