@@ -3,14 +3,18 @@
 Fewer files make every scan cheaper (a long run flushes hundreds of shards). Rows are never lost: the
 merged shard is published (temp file + rename) before any original is deleted, and while both exist the
 catalog reads only the merged one; an interrupted compact is finished by the next. Only segments with a
-status shard (closed writers) are touched, and only shards that validate. Connections opened before a
-compact must reconnect, since the files they listed are gone. Last, it writes the catalog index
-(`db/index.py`) so that connecting to a large store reads a few files instead of thousands.
+status shard (closed writers) are touched, and only shards that validate and read back whole (a damaged
+one leaves its segment as it was, with a warning). Connections opened before a compact must reconnect,
+since the files they listed are gone. It also deletes temp files that killed writers left more than an
+hour ago, and last writes the catalog index (`db/index.py`) so that connecting to a large store reads a
+few files instead of thousands.
 """
 
 from __future__ import annotations
 
 import os
+import time
+import warnings
 from collections import defaultdict
 from pathlib import Path
 
@@ -19,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from db.connect import load_catalog
+from db.errors import CorruptShardWarning
 from db.index import write_index
 from db.paths import compacted_shard_name, parse_segment, shard_span, superseded_by_compaction
 from db.schema import DATA_SCHEMAS
@@ -36,7 +41,30 @@ def _remove_leftovers(table_dir: Path) -> None:
         (table_dir / name).unlink(missing_ok=True)
 
 
-def compact(results_dir: str | os.PathLike) -> int:
+def _remove_stale_temp_files(run_dir: Path, older_than_s: float) -> None:
+    """Delete hidden temp files of writers killed mid-write; young ones may belong to a live writer."""
+    cutoff = time.time() - older_than_s
+    for path in run_dir.glob("*/.*.tmp-*"):
+        try:
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
+        except FileNotFoundError:  # its writer just renamed it into place
+            pass
+
+
+def _read_whole(files: list[Path]) -> pa.Table | None:
+    """The shards concatenated, or None (with a warning) when one of them does not read back whole."""
+    tables = []
+    for file in files:
+        try:
+            tables.append(pq.ParquetFile(file, page_checksum_verification=True).read())
+        except Exception as err:  # a damaged shard: keep the segment as it is
+            warnings.warn(f"not compacting {file.parent}: {file} is damaged ({err})", CorruptShardWarning, stacklevel=3)
+            return None
+    return pa.concat_tables(tables)
+
+
+def compact(results_dir: str | os.PathLike, stale_temp_after_s: float = 3600.0) -> int:
     """Compact every finished segment with more than one shard in some table, then rewrite the index.
 
     Returns how many run segments had shards merged.
@@ -54,7 +82,9 @@ def compact(results_dir: str | os.PathLike) -> int:
         for (run_id, segment), files in groups.items():
             if len(files) < 2:
                 continue
-            merged = pa.concat_tables(pq.read_table(f) for f in files)
+            merged = _read_whole(files)
+            if merged is None:
+                continue
             first, last = shard_span(files[0].name)[1], shard_span(files[-1].name)[2]
             publish(files[0].parent / compacted_shard_name(segment, first, last), merged.replace_schema_metadata(None), table)
             for f in files:
@@ -62,5 +92,7 @@ def compact(results_dir: str | os.PathLike) -> int:
             changed.add((run_id, segment))
         for run_dir in {Path(f).parent for f in catalog.files[table]}:
             _remove_leftovers(run_dir)
+    for run_dir in {Path(f).parent.parent for f in catalog.files["manifest"]}:
+        _remove_stale_temp_files(run_dir, stale_temp_after_s)
     write_index(duckdb.connect(), load_catalog(results_dir))
     return len(changed)

@@ -1,3 +1,9 @@
+import os
+import time
+
+import pyarrow.parquet as pq
+import pytest
+
 import db
 from db.compact import compact
 
@@ -46,3 +52,27 @@ def test_interrupted_compact_shows_no_duplicates_and_is_finished_next_time(resul
     compact(results)
     assert len(_files(results, "done")) == 1
     assert db.connect(results).sql(ALL_ROWS).fetchall() == before
+
+
+def test_compact_deletes_only_old_temp_files_of_killed_writers(results):
+    _run_with_many_shards(results, "done")
+    metrics_dir = results / "runs" / "done" / "metrics"
+    old, young = metrics_dir / ".s0000-000099.parquet.tmp-1", metrics_dir / ".s0000-000100.parquet.tmp-2"
+    for path in (old, young):
+        path.write_bytes(b"half a shard")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    compact(results)
+    assert not old.exists() and young.exists()
+
+
+def test_a_damaged_shard_leaves_its_segment_uncompacted_with_a_warning(results):
+    _run_with_many_shards(results, "done")
+    shard = sorted((results / "runs" / "done" / "metrics").glob("*.parquet"))[1]
+    offset = pq.read_metadata(shard).row_group(0).column(4).data_page_offset  # the `value` column's first page
+    data = bytearray(shard.read_bytes())
+    data[offset : offset + 8] = b"\xff" * 8
+    shard.write_bytes(bytes(data))
+    files = _files(results, "done")
+    with pytest.warns(db.CorruptShardWarning, match=f"{shard} is damaged"):
+        compact(results)
+    assert _files(results, "done") == files
