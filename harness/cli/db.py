@@ -77,7 +77,7 @@ def _guarded(handler):
             warnings.simplefilter("always", db.CorruptShardWarning)
             try:
                 code = handler(args)
-            except (db.DbError, duckdb.Error) as err:
+            except (db.DbError, duckdb.Error, OSError) as err:  # OSError: e.g. an unwritable --output
                 print(f"harness db {args.db_command}: error: {_one_line(err)}", file=sys.stderr)
                 code = 2
         for warning in caught:

@@ -50,6 +50,11 @@ def test_query_formats_csv_json_and_parquet(results, tmp_path, capsys):
     assert "needs --output" in capsys.readouterr().err
 
 
+def test_unwritable_output_is_one_error_line(results, tmp_path, capsys):
+    assert main(["db", "query", "select 1", "--results", str(results), "--output", str(tmp_path / "no" / "such" / "dir.csv")]) == 2
+    assert capsys.readouterr().err.startswith("harness db query: error: [Errno 2] No such file or directory")
+
+
 def test_results_default_comes_from_the_environment(results, monkeypatch, capsys):
     monkeypatch.setenv("HARNESS_RESULTS", str(results))
     assert main(["db", "query", "select count(*) as n from runs", "--format", "csv"]) == 0
