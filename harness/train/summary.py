@@ -51,6 +51,7 @@ class RunSummary(Callback):
             "tokens_per_second": self.steps.tokens_per_second,
             "probe_seconds": self.probes.probe_seconds,
             "train_seconds": self.steps.train_seconds,
+            "first_step_at": self.steps.first_step_at,
             "attention_paths": ",".join(pl_module.model.attention_paths),
         }
         for logger in trainer.loggers:

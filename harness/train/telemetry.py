@@ -21,11 +21,14 @@ class StepTelemetry(Callback):
         self.last_values: dict[str, float] | None = None
         self.train_seconds = 0.0  # summed step times (what tokens/s is measured over)
         self.steps_timed = 0
+        self.first_step_at: float | None = None  # wall clock (epoch seconds) when this process began training
         self._step_started: float | None = None
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
         if self._step_started is None:
             self._step_started = time.perf_counter()
+        if self.first_step_at is None:
+            self.first_step_at = time.time()
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         values = pl_module.finished_step_values()
