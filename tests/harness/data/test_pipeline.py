@@ -122,3 +122,8 @@ def test_fast_preparation_prints_nothing(txt_config, capfd):
     prepare(txt_config, TEST_VOCAB)  # cold, but every step takes well under the progress-bar delay
     prepare(txt_config, TEST_VOCAB)
     assert capfd.readouterr() == ("", "")
+
+
+def test_prepare_imports_neither_torch_nor_datasets():
+    probe = "import sys; from harness.data import prepare; print(sorted({'torch', 'lightning', 'datasets'} & set(sys.modules)))"
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "[]"
