@@ -87,12 +87,17 @@ def _guarded(handler):
     return run
 
 
+def _check_output(args: argparse.Namespace) -> None:
+    """Refuse binary Parquet on a terminal before any query runs."""
+    import db
+
+    if args.format == "parquet" and not args.output:
+        raise db.DbError("--format parquet needs --output FILE.")
+
+
 def _emit(table, args: argparse.Namespace) -> int:
     from db.render import write
 
-    if args.format == "parquet" and not args.output:
-        print("harness db: error: --format parquet needs --output FILE.", file=sys.stderr)
-        return 2
     if args.output:
         with open(args.output, "wb") as sink:
             write(table, args.format, sink)
@@ -107,6 +112,7 @@ def _query(args: argparse.Namespace) -> int:
     from db.readonly import read_only_relation
     from db.recover import run_recovering
 
+    _check_output(args)
     results = db.resolve_results_dir(args.results)
     return _emit(run_recovering(results, lambda con: read_only_relation(con, args.sql, results).to_arrow_table()), args)
 
@@ -114,6 +120,7 @@ def _query(args: argparse.Namespace) -> int:
 def _runs(args: argparse.Namespace) -> int:
     from db.recover import run_recovering
 
+    _check_output(args)
     return _emit(run_recovering(args.results, lambda con: con.sql(RUNS_SQL).to_arrow_table()), args)
 
 
