@@ -36,11 +36,13 @@ def documents() -> list[str]:
 
 
 def write_corpus(path: Path, documents: list[str], field: str = "text") -> Path:
-    """Write `documents` in the format the suffix names: .txt (blank-line separated), .jsonl or .parquet."""
+    """Write `documents` in the format the suffix names: .txt (blank-line separated), .jsonl, .json (an array) or .parquet."""
     if path.suffix == ".txt":
         path.write_text("\n\n".join(documents) + "\n")
     elif path.suffix == ".jsonl":
         path.write_text("".join(json.dumps({field: d, "id": i}) + "\n" for i, d in enumerate(documents)))
+    elif path.suffix == ".json":
+        path.write_text(json.dumps([{field: d, "id": i} for i, d in enumerate(documents)]))
     else:
         pq.write_table(pa.table({field: documents, "id": list(range(len(documents)))}), path)
     return path

@@ -13,10 +13,11 @@ def load(source: Path | str, tmp_path: Path, **fields) -> Corpus:
     return Corpus(DataConfig(source=str(source), **fields), tmp_path / "cache")
 
 
-def test_txt_jsonl_and_parquet_give_the_same_documents_and_hash(tmp_path, documents, write_corpus):
+def test_txt_jsonl_json_and_parquet_give_the_same_documents_and_hash(tmp_path, documents, write_corpus):
     corpora = [
         load(write_corpus(tmp_path / "c.txt", documents), tmp_path),
         load(write_corpus(tmp_path / "c.jsonl", documents), tmp_path),
+        load(write_corpus(tmp_path / "c.json", documents), tmp_path),
         load(write_corpus(tmp_path / "c.parquet", documents), tmp_path),
     ]
     for corpus in corpora:
