@@ -1,6 +1,7 @@
 """Probe-step telemetry: every `probe_every` steps (and at the last step) on the fixed probe batch.
 
-Records the `probe_signals` of the model plus per-layer parameter, gradient and update RMS. The update is
+Records the `probe_signals` of the model plus per-layer parameter, gradient and update RMS (a run that
+stops early, i.e. diverges, is also probed where it stopped, without gradient and update). The update is
 exact and cheap: on the probe step only, the parameters are copied just before the optimizer step, and the
 update is their change across that one step. The gradient RMS is of the accumulated gradient before
 clipping. Nothing here runs on other steps.
@@ -29,6 +30,7 @@ class ProbeTelemetry(Callback):
         self.max_attention_logit = -math.inf
         self.max_output_logit = -math.inf
         self.probe_seconds = 0.0
+        self._probed_step = -1
         self._groups: LayerGroups | None = None
         self._probe_ids: torch.Tensor | None = None
         self._before_step: list[torch.Tensor] | None = None
@@ -55,8 +57,6 @@ class ProbeTelemetry(Callback):
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         if self._before_step is None or pl_module.finished_step_values() is None:
             return
-        started = time.perf_counter()
-        step = trainer.global_step
         params = [p.detach() for p in self._groups.all]
         per_layer = {
             "param_rms": self._groups.rms(params),
@@ -64,9 +64,19 @@ class ProbeTelemetry(Callback):
             "update_rms": self._groups.rms(torch._foreach_sub(params, self._before_step)),
         }
         self._before_step = self._grad_rms = None
+        self._probe(trainer, pl_module, per_layer)
+
+    def on_train_end(self, trainer, pl_module) -> None:
+        """A run stopped early (diverged) is probed where it stopped: its logits are the finding."""
+        if self._probed_step != trainer.global_step:
+            self._probe(trainer, pl_module, {"param_rms": self._groups.rms([p.detach() for p in self._groups.all])})
+
+    def _probe(self, trainer, pl_module, per_layer) -> None:
+        started = time.perf_counter()
         with trainer.precision_plugin.forward_context():
             signals = probe_signals(pl_module.model, self._probe_ids)
-        self._record(trainer, step, signals, per_layer)
+        self._record(trainer, trainer.global_step, signals, per_layer)
+        self._probed_step = trainer.global_step
         self.probe_seconds += time.perf_counter() - started
 
     def _record(self, trainer, step: int, signals, per_layer) -> None:
