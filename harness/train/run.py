@@ -80,7 +80,7 @@ class RunOutcome:
 
 def telemetry_callbacks(train: TrainConfig, model: ModelConfig) -> list:
     """The measuring callbacks of a run, summary last (it reads the others when training ends)."""
-    steps = StepTelemetry(train.tokens_per_step, train.log_every, log_aux_loss=model.is_moe)
+    steps = StepTelemetry(train.tokens_per_step, train.log_every, log_z_loss=train.z_loss > 0, log_aux_loss=model.is_moe)
     spikes = SpikeMonitor(train.spike_window, train.spike_sigma)
     divergence = DivergenceMonitor(train.divergence_factor)
     probes = ProbeTelemetry(train.probe_every, train.probe_seqs, train.steps)

@@ -1,4 +1,5 @@
-"""Per-step telemetry: loss, z-loss, MoE aux loss, grad norm (pre-clip), LR, tokens seen, step time.
+"""Per-step telemetry: loss, z-loss (when on), MoE aux loss (MoE models), grad norm (pre-clip), LR, tokens
+seen, step time.
 
 Costs one host sync per optimizer step (the `.tolist()` inside `finished_step_values`, which the spike and
 divergence callbacks share) and nothing else on the device.
@@ -14,10 +15,10 @@ from lightning.pytorch import Callback
 class StepTelemetry(Callback):
     """Writes the per-step metrics to every logger each `log_every` steps; keeps totals for the summary."""
 
-    def __init__(self, tokens_per_step: int, log_every: int, log_aux_loss: bool) -> None:
+    def __init__(self, tokens_per_step: int, log_every: int, log_z_loss: bool, log_aux_loss: bool) -> None:
         self.tokens_per_step = tokens_per_step
         self.log_every = log_every
-        self.log_aux_loss = log_aux_loss
+        self.unused_terms = [name for name, used in (("z_loss", log_z_loss), ("aux_loss", log_aux_loss)) if not used]
         self.last_values: dict[str, float] | None = None
         self.train_seconds = 0.0  # summed step times (what tokens/s is measured over)
         self.steps_timed = 0
@@ -40,8 +41,8 @@ class StepTelemetry(Callback):
         self.steps_timed += 1
         step = trainer.global_step
         metrics = {**values, "tokens": step * self.tokens_per_step, "step_time": step_time}
-        if not self.log_aux_loss:
-            del metrics["aux_loss"]
+        for name in self.unused_terms:  # z-loss off or a dense model: the term is not computed
+            del metrics[name]
         self.last_values = metrics
         if step % self.log_every == 0:
             for logger in trainer.loggers:

@@ -11,14 +11,26 @@ from harness.train.lit import LitLM, next_token_losses
 def test_losses_match_cross_entropy_and_log_z_squared():
     torch.manual_seed(0)
     logits, targets = torch.randn(2, 5, 11) * 3, torch.randint(0, 11, (2, 5))
-    ce, z_squared = next_token_losses(logits, targets)
+    ce, z_squared = next_token_losses(logits, targets, with_z=True)
     torch.testing.assert_close(ce, F.cross_entropy(logits.flatten(0, 1), targets.flatten()))
     torch.testing.assert_close(z_squared, torch.logsumexp(logits, -1).pow(2).mean())
+    assert next_token_losses(logits, targets)[1] is None  # z-loss off: not computed
+
+
+def test_z_loss_gradient_matches_the_logsumexp_formula():
+    torch.manual_seed(1)
+    logits = (torch.randn(2, 4, 9) * 5).requires_grad_()
+    targets = torch.randint(0, 9, (2, 4))
+    ce, z_squared = next_token_losses(logits, targets, with_z=True)
+    (ce + 1e-2 * z_squared).backward()
+    reference = logits.detach().clone().requires_grad_()
+    (F.cross_entropy(reference.flatten(0, 1), targets.flatten()) + 1e-2 * torch.logsumexp(reference, -1).pow(2).mean()).backward()
+    torch.testing.assert_close(logits.grad, reference.grad)
 
 
 def test_bf16_logits_are_reduced_in_float32():
     logits = torch.randn(2, 3, 7).bfloat16()
-    ce, z_squared = next_token_losses(logits, torch.zeros(2, 3, dtype=torch.long))
+    ce, z_squared = next_token_losses(logits, torch.zeros(2, 3, dtype=torch.long), with_z=True)
     assert ce.dtype == z_squared.dtype == torch.float32
 
 

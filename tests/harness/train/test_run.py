@@ -24,7 +24,7 @@ def test_run_records_loss_curve_probes_and_validation(run_tiny, tiny_train_cfg):
     assert [s for s, _ in curve] == list(range(1, 9))
     assert all(math.isfinite(v) for _, v in curve)
     per_step = {n for (n,) in query(results, "SELECT DISTINCT name FROM metrics WHERE step = 3")}
-    assert per_step == {"train_loss", "z_loss", "grad_norm", "lr", "tokens", "step_time"}
+    assert per_step == {"train_loss", "grad_norm", "lr", "tokens", "step_time"}  # z-loss off: no z_loss row
     probe_steps = query(results, "SELECT DISTINCT step FROM metrics WHERE name = 'output_logit_std' ORDER BY step")
     assert probe_steps == [(4,), (8,)]
     val_steps = query(results, "SELECT step FROM metrics WHERE name = 'val_loss' ORDER BY step")
