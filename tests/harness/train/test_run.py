@@ -92,8 +92,22 @@ class Crash(Exception):
     pass
 
 
+def test_moe_softcap_and_accumulation_are_recorded(run_tiny, tiny_model_cfg, tiny_train_cfg):
+    model = tiny_model_cfg.replace(n_experts=4, moe_top_k=2, attn_softcap=5.0)
+    outcome, results = run_tiny(model=model, grad_accum=2, z_loss=1e-4)
+    assert outcome.status == "completed" and outcome.summary["attention_paths"] == "eager,eager"
+    per_step = {n for (n,) in query(results, "SELECT DISTINCT name FROM metrics WHERE step = 3")}
+    assert {"aux_loss", "z_loss"} <= per_step
+    assert query(results, "SELECT count(*) FROM metrics WHERE name = 'train_loss'") == [(tiny_train_cfg.steps,)]
+    tokens = query(results, "SELECT value FROM metrics WHERE name = 'tokens' AND step = 8")
+    assert tokens == [(8 * tiny_train_cfg.tokens_per_step * 2,)]
+    raw = layer_grid(results, "attn_logit_max", 8)
+    capped = layer_grid(results, "attn_logit_max_capped", 8)
+    torch.testing.assert_close(capped, 5.0 * torch.tanh(raw / 5.0))
+
+
 def test_resume_after_a_crash_reaches_the_uninterrupted_final_loss(run_tiny, monkeypatch):
-    whole, results = run_tiny("whole")
+    whole, results = run_tiny("whole", grad_accum=2)  # accumulation: the data position is micro-batches
     from harness.train.divergence import DivergenceMonitor
 
     original = DivergenceMonitor.on_train_batch_end
@@ -105,9 +119,9 @@ def test_resume_after_a_crash_reaches_the_uninterrupted_final_loss(run_tiny, mon
 
     monkeypatch.setattr(DivergenceMonitor, "on_train_batch_end", crash_at_step_6)
     with pytest.raises(Crash):
-        run_tiny("crashed")
+        run_tiny("crashed", grad_accum=2)
     monkeypatch.undo()
-    resumed, _ = run_tiny("crashed", resume=True)
+    resumed, _ = run_tiny("crashed", resume=True, grad_accum=2)
     assert resumed.summary["final_train_loss"] == pytest.approx(whole.summary["final_train_loss"], rel=1e-6)
     assert resumed.summary["val_loss"] == pytest.approx(whole.summary["val_loss"], rel=1e-6)
     assert train_losses(results, "crashed") == pytest.approx(train_losses(results, "whole"), rel=1e-6)
