@@ -44,18 +44,16 @@ def run(args: argparse.Namespace) -> int:
     from harness.cli.run_config import check_compatible, resolve_configs
     from harness.cli.run_checks import check_run_id_free, check_resumable
 
+    from harness.data import prepare
+    from harness.train.keys import run_key
+
     model, train, data = resolve_configs(args.preset, args.config, args.overrides, args.steps, args.data)
     check_compatible(model, train)
     results_dir = Path(db.resolve_results_dir(args.results))
-    from harness.train.run import run_key
-
     run_id = args.run_id or run_key(model, train, data)
     (check_resumable if args.resume else check_run_id_free)(results_dir, run_id)
-
-    from harness.data import prepare
-
     prepared = prepare(data, model.vocab_size)
-    from harness.train.run import RunSpec, check_data, train_run
+    from harness.train.run import RunSpec, check_data, train_run  # torch and Lightning from here on
 
     check_data(prepared, train)
     spec = RunSpec(model, train, data, results_dir, run_id, resume=args.resume)

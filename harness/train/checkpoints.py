@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
-
 LAST = "last.ckpt"
 TOKENIZER = "tokenizer.json"  # the run's tokenizer, copied beside its checkpoints
 
@@ -27,4 +25,6 @@ def last_checkpoint(results_dir: Path, run_id: str) -> Path | None:
 
 def checkpoint_step(path: Path) -> int:
     """The optimizer step a checkpoint was taken at."""
+    import torch  # here, so the CLI can check a run's checkpoints before paying for torch
+
     return int(torch.load(path, map_location="cpu", weights_only=False, mmap=True)["global_step"])

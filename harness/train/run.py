@@ -6,8 +6,6 @@ checked before this point (`harness.train.checks`); what happens here is compute
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import warnings
 from dataclasses import dataclass, field
@@ -34,12 +32,6 @@ from harness.train.spikes import SpikeMonitor
 from harness.train.summary import RunSummary
 from harness.train.telemetry import StepTelemetry
 from harness.train.validation import ValidationLoss
-
-
-def run_key(model: ModelConfig, train: TrainConfig, data: DataConfig) -> str:
-    """The default run id: a content hash of the three configs (equal configs, equal key)."""
-    hashes = {"model": model.content_hash(), "train": train.content_hash(), "data": data.content_hash()}
-    return hashlib.sha256(json.dumps(hashes, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def resolve_device(train: TrainConfig) -> str:

@@ -76,3 +76,18 @@ def test_diverged_run_exits_0_with_its_step(tiny_args, capsys):
     code = main([*tiny_args, "--steps", "30", "--set", "lr=50", "--set", "grad_clip=none", "--set", "warmup_steps=0"])
     assert code == 0
     assert "diverged at step" in capsys.readouterr().out
+
+
+def test_bad_data_fails_before_torch_is_imported(tmp_path):
+    """Validation needs no torch: a fresh process rejects a missing corpus without importing it."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; from harness.cli.main import main; "
+        f"code = main(['run', '--preset', 'tiny', '--data', '/nonexistent/corpus.txt', '--results', {str(tmp_path)!r}]); "
+        "print(code, 'torch' in sys.modules, 'lightning' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["2", "False", "False"]
+    assert "data path does not exist" in result.stderr
