@@ -53,9 +53,9 @@ def run(args: argparse.Namespace) -> int:
     run_id = args.run_id or run_key(model, train, data)
     (check_resumable if args.resume else check_run_id_free)(results_dir, run_id)
     prepared = prepare(data, model.vocab_size)
-    from harness.train.run import RunSpec, check_data, train_run  # torch and Lightning from here on
+    from harness.train.run import RunSpec, check_run_inputs, train_run  # torch and Lightning from here on
 
-    check_data(prepared, train)
+    check_run_inputs(prepared, train)
     spec = RunSpec(model, train, data, results_dir, run_id, resume=args.resume)
     print(f"harness run: {run_id} → {results_dir} (setup {time.perf_counter() - started:.1f} s)", file=sys.stderr)
     outcome = train_run(spec, prepared, progress=not args.no_progress)

@@ -18,6 +18,7 @@ from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.loggers import Logger
 
 from harness import calc
+from harness.config.base import ConfigError
 from harness.config.data import DataConfig
 from harness.config.model import ModelConfig
 from harness.config.train import TrainConfig
@@ -35,14 +36,18 @@ from harness.train.validation import ValidationLoss
 
 
 def resolve_device(train: TrainConfig) -> str:
-    """'cuda' or 'cpu' for `train.device` ('auto': cuda when available)."""
+    """'cuda' or 'cpu' for `train.device` ('auto': cuda when available); cuda without a GPU is a ConfigError."""
     if train.device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
+    if train.device == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("TrainConfig.device='cuda' is invalid: no CUDA device is visible; use device=auto or cpu.")
     return train.device
 
 
-def check_data(data: PreparedData, train: TrainConfig) -> None:
-    """Raise DataError unless the corpus has room for seq_len windows and the probe batch (before any model)."""
+def check_run_inputs(data: PreparedData, train: TrainConfig) -> None:
+    """What needs torch to check, checked before any model: the device exists, and the corpus has room for
+    seq_len windows and the probe batch (DataError otherwise)."""
+    resolve_device(train)
     TokenDataModule(data, train.seq_len, train.batch_size, train.seed).probe_batch(train.probe_seqs)
 
 

@@ -34,12 +34,22 @@ def tiny_args(tmp_path, train_data_cfg):
         (["--set", "lrr=1e-3"], "Did you mean 'lr'?"),
         (["--set", "schedule=cosin"], "Did you mean 'cosine'?"),
         (["--run-id", "../escape"], "--run-id"),
+        (["--set", "probe_seqs=1000"], "TrainConfig.probe_seqs=1000 is invalid"),
     ],
 )
 def test_bad_input_fails_before_training_with_exit_2(tiny_args, tmp_path, capsys, extra, message):
     assert main([*tiny_args, *extra]) == 2
     err = capsys.readouterr().err
     assert message in err and err.startswith("harness run: error:")
+    assert not (tmp_path / "results" / "checkpoints").exists()
+
+
+def test_cuda_without_a_gpu_fails_before_training(tiny_args, tmp_path, capsys, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert main([*tiny_args, "--set", "device=cuda"]) == 2
+    assert "TrainConfig.device='cuda' is invalid" in capsys.readouterr().err
     assert not (tmp_path / "results" / "checkpoints").exists()
 
 
