@@ -101,3 +101,29 @@ def test_bad_data_fails_before_torch_is_imported(tmp_path):
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["2", "False", "False"]
     assert "data path does not exist" in result.stderr
+
+
+def test_config_file_with_overrides(tmp_path, train_data_cfg, capsys):
+    config = tmp_path / "arm.py"
+    config.write_text(
+        "from harness.config import DataConfig, TrainConfig\n"
+        "from harness.presets import from_name\n"
+        "model = from_name('tiny', vocab_size=512, qk_norm='rmsnorm')\n"
+        "train = TrainConfig(steps=3, batch_size=4, seq_len=32, warmup_steps=1, probe_every=2, probe_seqs=2)\n"
+        f"data = DataConfig(source={train_data_cfg.source!r}, cache_dir={train_data_cfg.cache_dir!r}, "
+        f"val_tokens={train_data_cfg.val_tokens})\n"
+    )
+    results = tmp_path / "results"
+    args = ["run", "--config", str(config), "--results", str(results), "--no-progress", "--run-id", "arm"]
+    assert main([*args, "--set", "steps=2"]) == 0
+    assert "run arm: completed" in capsys.readouterr().out
+    import db
+
+    assert db.connect(results).execute("SELECT qk_norm, steps, last_step FROM runs").fetchall() == [("rmsnorm", 2, 2)]
+
+
+def test_config_file_must_define_a_model(tmp_path, capsys):
+    config = tmp_path / "empty.py"
+    config.write_text("train = None\n")
+    assert main(["run", "--config", str(config), "--results", str(tmp_path)]) == 2
+    assert "defines no `model`" in capsys.readouterr().err
