@@ -2,8 +2,10 @@
 
 OLMo 2 (k = 7, W = 1000) and OLMo-core (k = 6, W = 128) use this rule; both are one `TrainConfig` away
 (`spike_sigma`, `spike_window`). A value is only judged once W earlier values exist, and every value
-(spike or not) then enters the window, as in OLMo-core. The run's spike score is OLMo 2's: the percentage
-of a series' values that are spikes.
+(spike or not) then enters the window, as in OLMo-core. Only rises count: OLMo 2's text says "away from"
+the rolling average, but a loss or gradient norm falling fast is not an instability (OLMo-core also
+tests value > mean + k·σ). The run's spike score is OLMo 2's: the percentage of a series' values that
+are spikes.
 """
 
 from __future__ import annotations

@@ -80,6 +80,11 @@ def test_run_then_rerun_resume_and_sample(tiny_args, tmp_path, capsys):
     assert main(["sample", run_id, "--results", str(tmp_path / "results"), "--prompt", prompt,
                  "--max-new-tokens", "5", "--temperature", "0"]) == 0
     assert capsys.readouterr().out.startswith(prompt)
+    sampled = ["sample", run_id, "--results", str(tmp_path / "results"), "--prompt", prompt, "--max-new-tokens", "8",
+               "--temperature", "0.9", "--top-k", "20", "--top-p", "0.9", "--seed", "7"]
+    assert main(sampled) == 0 and main(sampled) == 0
+    first, second = capsys.readouterr().out.split(prompt)[1:]
+    assert first == second  # same seed, same continuation
 
 
 def test_diverged_run_exits_0_with_its_step(tiny_args, capsys):
