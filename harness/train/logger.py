@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
+from lightning.pytorch import Callback
 from lightning.pytorch.loggers import Logger
 from lightning.pytorch.utilities import rank_zero_only
 
@@ -105,3 +106,12 @@ class ResultsLogger(Logger):
             self._writer.close("completed", summary=self.summary)
         else:
             self._writer.close("failed", summary=self.summary)
+
+
+class FlushOnCheckpoint(Callback):
+    """Flush the loggers whenever a checkpoint is written: a run killed later and resumed from that
+    checkpoint then still has every row up to it in the store (the writer otherwise flushes every 30 s)."""
+
+    def on_save_checkpoint(self, trainer, pl_module, checkpoint) -> None:
+        for logger in trainer.loggers:
+            logger.save()

@@ -26,7 +26,7 @@ from harness.data import PreparedData, TokenDataModule
 from harness.train.checkpoints import TOKENIZER, checkpoint_dir, checkpoint_step, last_checkpoint
 from harness.train.divergence import DivergenceMonitor
 from harness.train.lit import LitLM
-from harness.train.logger import ResultsLogger
+from harness.train.logger import FlushOnCheckpoint, ResultsLogger
 from harness.train.probes import ProbeTelemetry
 from harness.train.progress import StepProgressBar
 from harness.train.spikes import SpikeMonitor
@@ -102,7 +102,7 @@ def build_trainer(train: TrainConfig, device: str, callbacks: list, loggers: lis
         accumulate_grad_batches=train.grad_accum,
         limit_val_batches=0,
         num_sanity_val_steps=0,
-        callbacks=[*callbacks, checkpoints],
+        callbacks=[*callbacks, FlushOnCheckpoint(), checkpoints],
         logger=loggers,
         enable_progress_bar=progress,
         enable_model_summary=False,

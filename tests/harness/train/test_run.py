@@ -112,15 +112,19 @@ def test_resume_after_a_crash_reaches_the_uninterrupted_final_loss(run_tiny, mon
 
     original = DivergenceMonitor.on_train_batch_end
 
+    visible_at_crash = []
+
     def crash_at_step_6(self, trainer, *args):
         original(self, trainer, *args)
         if trainer.global_step == 6:
+            visible_at_crash.extend(train_losses(results, "crashed"))  # what a SIGKILL here would leave
             raise Crash  # after the step-4 checkpoint, before the end
 
     monkeypatch.setattr(DivergenceMonitor, "on_train_batch_end", crash_at_step_6)
     with pytest.raises(Crash):
         run_tiny("crashed", grad_accum=2)
     monkeypatch.undo()
+    assert len(visible_at_crash) == 4  # the store was flushed with the step-4 checkpoint
     resumed, _ = run_tiny("crashed", resume=True, grad_accum=2)
     assert resumed.summary["final_train_loss"] == pytest.approx(whole.summary["final_train_loss"], rel=1e-6)
     assert resumed.summary["val_loss"] == pytest.approx(whole.summary["val_loss"], rel=1e-6)
