@@ -143,9 +143,15 @@ def train_run(spec: RunSpec, data: PreparedData, extra_loggers: Sequence[Logger]
         resume_from_step=checkpoint_step(resume_from) + 1 if resume_from is not None else None,
     )
     callbacks = telemetry_callbacks(train, model_cfg)
-    trainer = build_trainer(train, device, callbacks, [results, *extra_loggers], progress, ckpt_dir)
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     data.tokenizer.save(str(ckpt_dir / TOKENIZER))  # `harness sample` decodes with exactly this tokenizer
-    trainer.fit(module, datamodule=datamodule, ckpt_path=resume_from)
+    # Trainer(deterministic=True) switches torch to deterministic kernels process-wide; give the caller
+    # (a test session, a notebook, a worker running several arms) its own setting back afterwards.
+    deterministic_before = torch.are_deterministic_algorithms_enabled()
+    try:
+        trainer = build_trainer(train, device, callbacks, [results, *extra_loggers], progress, ckpt_dir)
+        trainer.fit(module, datamodule=datamodule, ckpt_path=resume_from)
+    finally:
+        torch.use_deterministic_algorithms(deterministic_before)
     summary = callbacks[-1].summary
     return RunOutcome(spec.run_id, summary["status"], summary, ckpt_dir)
