@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import logging
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import torch
 from lightning.pytorch import Trainer, seed_everything
@@ -123,13 +124,29 @@ def quiet_lightning() -> None:
         warnings.filterwarnings("ignore", message=message)
 
 
+@contextmanager
+def process_flags(train: TrainConfig, device: str) -> Iterator[None]:
+    """Process-wide torch switches a run needs, undone afterwards for the caller (a test session, a notebook,
+    a worker running several arms): flush-denormal on CPU, and the deterministic kernels that
+    Trainer(deterministic=True) turns on. torch cannot report the flush-denormal state, so it returns to
+    its default, off."""
+    deterministic_before = torch.are_deterministic_algorithms_enabled()
+    flush = device == "cpu" and train.flush_denormal
+    if flush:
+        torch.set_flush_denormal(True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(deterministic_before)
+        if flush:
+            torch.set_flush_denormal(False)
+
+
 def train_run(spec: RunSpec, data: PreparedData, extra_loggers: Sequence[Logger] = (), progress: bool = True) -> RunOutcome:
     """Train (or, with `spec.resume`, continue) one arm; a divergence is an outcome, not an exception."""
     quiet_lightning()
     train, model_cfg = spec.train, spec.model
     device = resolve_device(train)
-    if device == "cpu" and train.flush_denormal:
-        torch.set_flush_denormal(True)
     ckpt_dir = checkpoint_dir(spec.results_dir, spec.run_id)
     resume_from = last_checkpoint(spec.results_dir, spec.run_id) if spec.resume else None
     seed_everything(train.seed, verbose=False)
@@ -145,13 +162,8 @@ def train_run(spec: RunSpec, data: PreparedData, extra_loggers: Sequence[Logger]
     callbacks = telemetry_callbacks(train, model_cfg)
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     data.tokenizer.save(str(ckpt_dir / TOKENIZER))  # `harness sample` decodes with exactly this tokenizer
-    # Trainer(deterministic=True) switches torch to deterministic kernels process-wide; give the caller
-    # (a test session, a notebook, a worker running several arms) its own setting back afterwards.
-    deterministic_before = torch.are_deterministic_algorithms_enabled()
-    try:
+    with process_flags(train, device):
         trainer = build_trainer(train, device, callbacks, [results, *extra_loggers], progress, ckpt_dir)
         trainer.fit(module, datamodule=datamodule, ckpt_path=resume_from)
-    finally:
-        torch.use_deterministic_algorithms(deterministic_before)
     summary = callbacks[-1].summary
     return RunOutcome(spec.run_id, summary["status"], summary, ckpt_dir)
