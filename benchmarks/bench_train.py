@@ -8,9 +8,10 @@ same AdamW/LambdaLR/clipping, trained by (a) `train_run`, the function behind `h
 callback at its defaults (per-step telemetry, probes every `probe_every`, validation, checkpoints, progress
 bar, results store), and (b) a bare loop (forward, F.cross_entropy, backward, clip, step, `loss.item()`).
 Steady state = wall time from the end of step `warmup` to the end of the last step, divided by the steps
-in between; the harness side is timed by a logger that only reads the clock when a step's metrics arrive,
-so probes, validation and logging are all inside the measured time. Pairs alternate (bare, harness) so
-load changes hit both; the reported ratio is the median over pairs.
+in between; the harness side is timed by a logger that only reads the clocks when a step's metrics
+arrive, so probes, validation and logging are all inside the measured time. Pairs alternate (bare,
+harness) so load changes hit both; the reported ratios are medians over pairs, of wall time and of this
+process's CPU time (less sensitive to other jobs on a shared machine).
 
 startup: `harness run --preset tiny --steps 1` as a subprocess with a warm data cache; the cost is the
 wall time from launching the command to the start of its first training step (recorded by the run).
@@ -29,8 +30,8 @@ import time
 from pathlib import Path
 
 
-def bare_loop_seconds(model_cfg, train_cfg, data, steps: int, warmup: int) -> float:
-    """Seconds per step of a plain PyTorch loop over the same batches, after `warmup` steps."""
+def bare_loop_seconds(model_cfg, train_cfg, data, steps: int, warmup: int) -> tuple[float, float]:
+    """(wall, CPU) seconds per step of a plain PyTorch loop over the same batches, after `warmup` steps."""
     import torch
     import torch.nn.functional as F
     from lightning.pytorch import seed_everything
@@ -47,7 +48,7 @@ def bare_loop_seconds(model_cfg, train_cfg, data, steps: int, warmup: int) -> fl
     batches = TokenDataModule(data, train_cfg.seq_len, train_cfg.batch_size, train_cfg.seed)
     for step in range(steps):
         if step == warmup:
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
         input_ids, targets = batches.train_batch(step)
         logits = model(input_ids)  # (B, T, V)
         loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
@@ -57,11 +58,11 @@ def bare_loop_seconds(model_cfg, train_cfg, data, steps: int, warmup: int) -> fl
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
         loss.item()
-    return (time.perf_counter() - started) / (steps - warmup)
+    return (time.perf_counter() - started) / (steps - warmup), (time.process_time() - cpu_started) / (steps - warmup)
 
 
-def harness_seconds(model_cfg, train_cfg, data_cfg, data, steps: int, warmup: int) -> tuple[float, dict]:
-    """Seconds per step of `train_run` with all telemetry (timed between step `warmup` and the last), and its summary."""
+def harness_seconds(model_cfg, train_cfg, data_cfg, data, steps: int, warmup: int) -> tuple[float, float, dict]:
+    """(wall, CPU) seconds per step of `train_run` with all telemetry (between step `warmup` and the last), and its summary."""
     from lightning.pytorch.loggers import Logger
 
     from harness.train.run import RunSpec, train_run
@@ -70,11 +71,11 @@ def harness_seconds(model_cfg, train_cfg, data_cfg, data, steps: int, warmup: in
         """Notes the clock when the train loss of a step arrives, i.e. when that step's telemetry has run."""
 
         name, version = "stopwatch", "0"
-        ends: dict[int, float] = {}
+        ends: dict[int, tuple[float, float]] = {}
 
         def log_metrics(self, metrics, step=None):
             if "train_loss" in metrics:
-                self.ends[step] = time.perf_counter()
+                self.ends[step] = (time.perf_counter(), time.process_time())
 
         def log_hyperparams(self, *args, **kwargs):
             pass
@@ -83,8 +84,8 @@ def harness_seconds(model_cfg, train_cfg, data_cfg, data, steps: int, warmup: in
     with tempfile.TemporaryDirectory() as results:
         spec = RunSpec(model_cfg, train_cfg, data_cfg, Path(results), "bench")
         outcome = train_run(spec, data, extra_loggers=[watch], progress=True)
-    seconds = (watch.ends[steps] - watch.ends[warmup]) / (steps - warmup)
-    return seconds, outcome.summary
+    (wall_end, cpu_end), (wall_start, cpu_start) = watch.ends[steps], watch.ends[warmup]
+    return (wall_end - wall_start) / (steps - warmup), (cpu_end - cpu_start) / (steps - warmup), outcome.summary
 
 
 def overhead(args: argparse.Namespace) -> None:
@@ -99,16 +100,19 @@ def overhead(args: argparse.Namespace) -> None:
     print(f"preset {args.preset}, steps {args.steps} (steady state after {args.warmup}), probe_every "
           f"{train_cfg.probe_every}, val_every {train_cfg.val_every}, batch {train_cfg.batch_size}×{train_cfg.seq_len}; "
           f"load {os.getloadavg()[0]:.2f}")
-    ratios, probe_shares = [], []
+    ratios, cpu_ratios, probe_shares = [], [], []
     for pair in range(args.pairs):
-        bare = bare_loop_seconds(model_cfg, train_cfg, data, args.steps, args.warmup)
-        full, summary = harness_seconds(model_cfg, train_cfg, data_cfg, data, args.steps, args.warmup)
+        bare, bare_cpu = bare_loop_seconds(model_cfg, train_cfg, data, args.steps, args.warmup)
+        full, full_cpu, summary = harness_seconds(model_cfg, train_cfg, data_cfg, data, args.steps, args.warmup)
         probe_share = summary["probe_seconds"] / (full * args.steps)
         ratios.append(full / bare)
+        cpu_ratios.append(full_cpu / bare_cpu)
         probe_shares.append(probe_share)
-        print(f"pair {pair}: bare {bare * 1e3:.1f} ms/step, harness run {full * 1e3:.1f} ms/step, ratio {full / bare:.3f}, "
+        print(f"pair {pair}: bare {bare * 1e3:.1f} ms/step (CPU {bare_cpu * 1e3:.1f}), harness run {full * 1e3:.1f} ms/step "
+              f"(CPU {full_cpu * 1e3:.1f}), ratio {full / bare:.3f} (CPU {full_cpu / bare_cpu:.3f}), "
               f"probe share {100 * probe_share:.2f}%  (load {os.getloadavg()[0]:.2f})", flush=True)
-    print(f"median ratio {statistics.median(ratios):.3f}; median probe share {100 * statistics.median(probe_shares):.2f}%")
+    print(f"median ratio {statistics.median(ratios):.3f} wall, {statistics.median(cpu_ratios):.3f} CPU; "
+          f"median probe share {100 * statistics.median(probe_shares):.2f}%")
 
 
 def startup(args: argparse.Namespace) -> None:
