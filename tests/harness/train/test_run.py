@@ -141,8 +141,20 @@ def test_absurd_lr_diverges_as_a_result(run_tiny):
     assert query(results, "SELECT max(step) FROM metrics WHERE name = 'train_loss'") == [(step,)]
 
 
-def test_bf16_autocast_and_compile_paths_train_on_cpu(run_tiny):
+def test_bf16_autocast_and_compile_paths_train_on_cpu(run_tiny, monkeypatch):
+    import harness.train.lit as lit
+
+    logits_dtypes = set()
+    losses = lit.next_token_losses
+
+    def recording_losses(logits, *args, **kwargs):
+        logits_dtypes.add(logits.dtype)
+        return losses(logits, *args, **kwargs)
+
+    monkeypatch.setattr(lit, "next_token_losses", recording_losses)
     bf16, _ = run_tiny("bf16", precision="bf16", steps=4, probe_every=2)
     assert bf16.status == "completed" and math.isfinite(bf16.summary["final_train_loss"])
+    assert logits_dtypes == {torch.bfloat16}  # the forward really ran under CPU autocast
+    monkeypatch.undo()
     compiled, _ = run_tiny("compiled", compile=True, steps=3, probe_every=2)
     assert compiled.status == "completed" and math.isfinite(compiled.summary["final_train_loss"])
