@@ -1,6 +1,7 @@
 """Training overhead of the `harness run` path against a bare PyTorch loop, and the fixed start-up cost.
 
     python benchmarks/bench_train.py overhead [--steps 150 --warmup 20 --pairs 3 --preset tiny]
+    python benchmarks/bench_train.py floor [--steps 300 --warmup 50 --repeats 3]
     python benchmarks/bench_train.py startup [--repeats 3]
 
 overhead: the same model (same seed, same init), the same batches (`TokenDataModule.train_batch(i)`), the
@@ -12,6 +13,11 @@ in between; the harness side is timed by a logger that only reads the clocks whe
 arrive, so probes, validation and logging are all inside the measured time. Pairs alternate (bare,
 harness) so load changes hit both; the reported ratios are medians over pairs, of wall time and of this
 process's CPU time (less sensitive to other jobs on a shared machine).
+
+floor: the same comparison on a model so small (d_model 16, 1 layer, batch 1 × 8 tokens) that compute is
+nearly nothing, in one thread's CPU time: the difference is the fixed per-step cost of the harness path
+(Lightning's loop and hooks, telemetry, spike/divergence checks, logger, progress bar), which a shared
+machine's load barely disturbs.
 
 startup: `harness run --preset tiny --steps 1` as a subprocess with a warm data cache; the cost is the
 wall time from launching the command to the start of its first training step (recorded by the run).
@@ -115,6 +121,26 @@ def overhead(args: argparse.Namespace) -> None:
           f"median probe share {100 * statistics.median(probe_shares):.2f}%")
 
 
+def floor(args: argparse.Namespace) -> None:
+    import torch
+
+    from harness.config import DataConfig, TrainConfig
+    from harness.data import prepare
+    from harness.presets import from_name
+
+    torch.set_num_threads(1)  # CPU time of one thread: no spin-waiting, little sensitivity to other jobs
+    model_cfg = from_name("tiny", d_model=16, n_layers=1, n_heads=2, n_kv_heads=1)
+    never = 10**9  # the per-step path only: no probe, validation or checkpoint inside the timed steps
+    train_cfg = TrainConfig(steps=args.steps, batch_size=1, seq_len=8, probe_every=never, val_every=never, checkpoint_every=never)
+    data_cfg = DataConfig()
+    data = prepare(data_cfg, model_cfg.vocab_size)
+    for repeat in range(args.repeats):
+        _, bare = bare_loop_seconds(model_cfg, train_cfg, data, args.steps, args.warmup)
+        _, full, _ = harness_seconds(model_cfg, train_cfg, data_cfg, data, args.steps, args.warmup)
+        print(f"repeat {repeat}: bare {bare * 1e3:.2f} ms/step, harness run {full * 1e3:.2f} ms/step (CPU, 1 thread): "
+              f"fixed cost {1e3 * (full - bare):.2f} ms/step  (load {os.getloadavg()[0]:.2f})", flush=True)
+
+
 def startup(args: argparse.Namespace) -> None:
     command = ["harness", "run", "--preset", "tiny", "--steps", "1", "--no-progress"]
     with tempfile.TemporaryDirectory() as results:
@@ -138,6 +164,11 @@ def main() -> None:
     over.add_argument("--warmup", type=int, default=20)
     over.add_argument("--pairs", type=int, default=3)
     over.set_defaults(run=overhead)
+    low = commands.add_parser("floor")
+    low.add_argument("--steps", type=int, default=300)
+    low.add_argument("--warmup", type=int, default=50)
+    low.add_argument("--repeats", type=int, default=3)
+    low.set_defaults(run=floor)
     start = commands.add_parser("startup")
     start.add_argument("--repeats", type=int, default=3)
     start.set_defaults(run=startup)
