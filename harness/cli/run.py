@@ -41,9 +41,8 @@ def run(args: argparse.Namespace) -> int:
     """Validate, prepare data, train, print the closing summary. A diverged run is a result: exit 0."""
     started = time.perf_counter()
     import db
+    from harness.cli.run_checks import check_resumable, check_run_id_free
     from harness.cli.run_config import check_compatible, resolve_configs
-    from harness.cli.run_checks import check_run_id_free, check_resumable
-
     from harness.data import prepare
     from harness.train.keys import run_key
 
