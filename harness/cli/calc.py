@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 from harness import calc
-from harness.cli.overrides import parse_overrides
+from harness.cli.overrides import split_overrides
 from harness.cli.table import render_table
 from harness.config.base import ConfigError
 from harness.config.model import ModelConfig
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> ModelConfig:
-    overrides = parse_overrides(ModelConfig, args.overrides)
+    overrides = split_overrides((ModelConfig,), args.overrides)[ModelConfig]
     if args.preset is not None:
         from harness.presets import from_name
 

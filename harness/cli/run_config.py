@@ -7,35 +7,13 @@ import runpy
 from pathlib import Path
 from typing import Any
 
-from harness.config.base import ConfigError, closest, parse_field_value
+from harness.cli.overrides import split_overrides
+from harness.config.base import ConfigError
 from harness.config.data import DataConfig
 from harness.config.model import ModelConfig
 from harness.config.train import TrainConfig
 
 CONFIG_CLASSES = (ModelConfig, TrainConfig, DataConfig)
-
-
-def field_owner() -> dict[str, type]:
-    """Field name → the config class that has it (the three field sets are disjoint)."""
-    return {name: cls for cls in CONFIG_CLASSES for name in cls.field_names()}
-
-
-def split_overrides(pairs: list[str]) -> dict[type, dict[str, Any]]:
-    """`--set` pairs parsed and grouped by owning config; an unknown name lists every valid field."""
-    owners = field_owner()
-    grouped: dict[type, dict[str, Any]] = {cls: {} for cls in CONFIG_CLASSES}
-    for pair in pairs:
-        name, separator, text = pair.partition("=")
-        name = name.strip()
-        if not separator:
-            raise ConfigError(f"--set {pair!r} is invalid: expected field=value, e.g. --set lr=3e-3.")
-        if name not in owners:
-            hint = closest(name, owners)
-            suggestion = f" Did you mean {hint!r}?" if hint else ""
-            valid = "; ".join(f"{cls.__name__}: {', '.join(cls.field_names())}" for cls in CONFIG_CLASSES)
-            raise ConfigError(f"--set {name}={text!r}: no config has a field {name!r}.{suggestion} Valid fields — {valid}.")
-        grouped[owners[name]][name] = parse_field_value(owners[name], name, text)
-    return grouped
 
 
 def load_config_file(path: Path) -> dict[str, Any]:
@@ -59,7 +37,7 @@ def resolve_configs(
     preset: str | None, config_file: Path | None, pairs: list[str], steps: int | None, data_source: str | None
 ) -> tuple[ModelConfig, TrainConfig, DataConfig]:
     """(model, train, data) from a preset or config file, `--set` overrides, and `--steps` / `--data`."""
-    overrides = split_overrides(pairs)
+    overrides = split_overrides(CONFIG_CLASSES, pairs)
     if steps is not None:
         overrides[TrainConfig]["steps"] = steps
     if data_source is not None:
