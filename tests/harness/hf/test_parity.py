@@ -8,12 +8,11 @@ import math
 
 import pytest
 import torch
+import transformers  # a test dependency (the [test] extra): parity must run, never skip
 
-transformers = pytest.importorskip("transformers")
-
-from harness.config import ConfigError  # noqa: E402
-from harness.hf import from_hf  # noqa: E402
-from harness.model import build_model  # noqa: E402
+from harness.config import ConfigError
+from harness.hf import from_hf
+from harness.model import build_model
 
 VOCAB, SEQ, TOLERANCE = 96, 12, 1e-4
 TOKEN_IDS = {"bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0}  # inside the tiny vocab
