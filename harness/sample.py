@@ -55,7 +55,9 @@ def _next_token(
     """(B, V) last-position logits → (B,) chosen tokens; temperature 0 is the argmax."""
     if temperature == 0:
         return logits.argmax(dim=-1)
-    logits = logits.float() / temperature
+    logits = logits.float()
+    # Shift the max to 0 before dividing: a tiny temperature then sends the rest to -inf, never to inf - inf.
+    logits = (logits - logits.amax(dim=-1, keepdim=True)) / temperature
     if top_k is not None:
         logits = top_k_filter(logits, top_k)
     logits = top_p_filter(logits, top_p)

@@ -1,3 +1,5 @@
+import itertools
+
 import pytest
 import torch
 
@@ -41,6 +43,7 @@ def test_one_dimensional_prompt_keeps_its_rank(model, prompt):
     {"strategy": "beam", "num_beams": 1},
     {"strategy": "sample", "temperature": 0.0},
     {"strategy": "sample", "temperature": 1e-5},  # the limit temperature → 0
+    {"strategy": "sample", "temperature": 1e-40},  # logits / T alone would overflow to inf - inf = nan
     {"strategy": "sample", "top_k": 1},
 ])
 def test_degenerate_settings_equal_greedy(model, prompt, kwargs):
@@ -67,6 +70,52 @@ def test_beam_search_finds_sequences_at_least_as_likely_as_greedy(model, prompt)
     beam = generate(model, prompt, 5, strategy="beam", num_beams=4)
     with torch.no_grad():
         assert (_sequence_log_prob(model, beam, 4) >= _sequence_log_prob(model, greedy, 4) - 1e-5).all()
+
+
+@pytest.fixture(scope="module")
+def four_token_model():
+    """V = 4 and weights drawn wide enough that greedy misses the most likely continuation on some rows."""
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(vocab_size=4, d_model=16, n_layers=1, n_heads=2, max_seq_len=16)).eval()
+    with torch.no_grad():
+        for param in model.parameters():
+            param.normal_(0.0, 0.25)
+    return model
+
+
+def _continuation_log_probs(model, prompt, continuations):
+    """Total log-probability (N,) of each continuation (N, L) after the 1-D `prompt`, by full forwards."""
+    seqs = torch.cat((prompt.expand(len(continuations), -1), continuations), dim=1)
+    with torch.no_grad():
+        return _sequence_log_prob(model, seqs, len(prompt))
+
+
+def _reference_beam_search(model, prompt, steps, num_beams):
+    """Textbook beam search: expand every kept prefix by every token, rescore by full forwards, keep the best."""
+    beams = torch.zeros(1, 0, dtype=torch.long)
+    for _ in range(steps):
+        vocab = torch.arange(model.cfg.vocab_size)
+        candidates = torch.cat((beams.repeat_interleave(len(vocab), 0), vocab.repeat(len(beams))[:, None]), dim=1)
+        scores = _continuation_log_probs(model, prompt, candidates)
+        beams = candidates[scores.argsort(descending=True, stable=True)[:num_beams]]
+    return beams[0]
+
+
+def test_beam_search_equals_exhaustive_search_and_a_reference_beam_search(four_token_model):
+    model, vocab = four_token_model, 4
+    prompt = torch.randint(0, vocab, (4, 2), generator=torch.Generator().manual_seed(0))
+    all_pairs = torch.tensor(list(itertools.product(range(vocab), repeat=2)))  # (V², 2)
+    greedy_missed = 0
+    for row in range(len(prompt)):
+        best = all_pairs[_continuation_log_probs(model, prompt[row], all_pairs).argmax()]
+        greedy_missed += not torch.equal(generate(model, prompt[row], 2)[2:], best)
+        # With V beams every one-token prefix survives, so two steps are an exhaustive search.
+        assert torch.equal(generate(model, prompt[row], 2, strategy="beam", num_beams=vocab)[2:], best)
+    assert greedy_missed > 0  # otherwise this model could not tell beam search from greedy
+    for num_beams in (2, 3):
+        batched = generate(model, prompt, 4, strategy="beam", num_beams=num_beams)
+        for row in range(len(prompt)):
+            assert torch.equal(batched[row, 2:], _reference_beam_search(model, prompt[row], 4, num_beams))
 
 
 def test_eos_pads_finished_rows_and_stops_early(model, prompt):
