@@ -57,6 +57,7 @@ CASES = {
     "gemma": [
         ("mha-tied", llama_like("mha", head_dim=8)),
         ("mqa-untied", llama_like("mqa", head_dim=16, tie_word_embeddings=False)),
+        ("gqa-legacy-gelu", llama_like("gqa", head_dim=12, hidden_act="gelu")),  # rewritten to tanh GELU
     ],
     "gemma2": [
         ("gqa-caps-window", llama_like("gqa", head_dim=8, sliding_window=5, query_pre_attn_scalar=12,
@@ -79,6 +80,7 @@ CASES = {
     "starcoder2": [
         ("gqa-tied-window", llama_like("gqa", sliding_window=4)),
         ("mha-untied-exact-gelu", llama_like("mha", tie_word_embeddings=False, hidden_act="gelu")),
+        ("mqa-tied", llama_like("mqa", num_hidden_layers=2)),
     ],
     "smollm3": [
         ("gqa-nope-every-2", llama_like("gqa", num_hidden_layers=4, no_rope_layer_interval=2)),
