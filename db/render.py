@@ -4,11 +4,36 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 from typing import BinaryIO
 
 import pyarrow as pa
 
+from db.views import quote_ident
+
 FORMATS = ("table", "csv", "json", "parquet")
+
+# DuckDB types (`DuckDBPyType.id`) each format cannot hold, or shows badly, given as DuckDB's text instead
+# ('[1, 2]', '1 day'): Arrow's CSV writer has no nested types, its Parquet writer no intervals or unions.
+_UNREADABLE = {"interval", "bit", "bignum"}
+AS_TEXT = {
+    "table": _UNREADABLE | {"blob"},
+    "csv": _UNREADABLE | {"blob", "list", "array", "struct", "map", "union"},
+    "json": _UNREADABLE | {"blob"},
+    "parquet": _UNREADABLE | {"union"},
+}
+
+
+def to_arrow(relation, fmt: str) -> pa.Table:
+    """The rows of DuckDB `relation` as Arrow, each column that format `fmt` cannot hold cast to text."""
+    text = AS_TEXT[fmt]
+    if not any(kind.id in text for kind in relation.types):
+        return relation.to_arrow_table()
+    columns = [  # by position: a query may give two columns the same name
+        f"CAST(#{i} AS VARCHAR) AS {quote_ident(name)}" if kind.id in text else f"#{i} AS {quote_ident(name)}"
+        for i, (name, kind) in enumerate(zip(relation.columns, relation.types), start=1)
+    ]
+    return relation.project(", ".join(columns)).to_arrow_table()
 
 
 def _cell(value: object) -> str:
@@ -22,7 +47,7 @@ def _cell(value: object) -> str:
 def text_table(table: pa.Table) -> str:
     """Columns aligned under their names; numbers right-aligned, NULL shown as '-'."""
     header = table.column_names
-    rows = [[_cell(v) for v in row.values()] for row in table.to_pylist()]
+    rows = [list(map(_cell, row)) for row in zip(*(column.to_pylist() for column in table.columns))]  # by position: names may repeat
     widths = [max([len(name), *(len(row[i]) for row in rows)]) for i, name in enumerate(header)]
     numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) for t in table.schema.types]
 
@@ -37,11 +62,13 @@ def text_table(table: pa.Table) -> str:
 def _json_safe(value: object) -> object:
     if isinstance(value, float) and not math.isfinite(value):
         return None  # JSON has no NaN/inf
+    if isinstance(value, Decimal):  # DuckDB's DECIMAL and HUGEINT (`sum` of integers) arrive as Decimal
+        return int(value) if value == value.to_integral_value() else float(value)
     return value
 
 
 def json_records(table: pa.Table) -> str:
-    """A JSON array of one object per row; NaN/inf become null, timestamps ISO text."""
+    """A JSON array of one object per row; NaN/inf become null, decimals numbers, timestamps ISO text."""
     records = [{k: _json_safe(v) for k, v in row.items()} for row in table.to_pylist()]
     return json.dumps(records, default=lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v)) + "\n"
 

@@ -9,7 +9,7 @@ import argparse
 import sys
 import warnings
 
-FORMATS = ("table", "csv", "json", "parquet")
+FORMATS = ("table", "csv", "json", "parquet")  # = db.render.FORMATS, without importing pyarrow for --help
 
 RUNS_SQL = """
 SELECT run_id AS run, sweep, arm, seed, status, last_step AS steps, final_val_loss, best_val_loss,
@@ -111,17 +111,19 @@ def _query(args: argparse.Namespace) -> int:
     import db
     from db.readonly import read_only_relation
     from db.recover import run_recovering
+    from db.render import to_arrow
 
     _check_output(args)
     results = db.resolve_results_dir(args.results)
-    return _emit(run_recovering(results, lambda con: read_only_relation(con, args.sql, results).to_arrow_table()), args)
+    return _emit(run_recovering(results, lambda con: to_arrow(read_only_relation(con, args.sql, results), args.format)), args)
 
 
 def _runs(args: argparse.Namespace) -> int:
     from db.recover import run_recovering
+    from db.render import to_arrow
 
     _check_output(args)
-    return _emit(run_recovering(args.results, lambda con: con.sql(RUNS_SQL).to_arrow_table()), args)
+    return _emit(run_recovering(args.results, lambda con: to_arrow(con.sql(RUNS_SQL), args.format)), args)
 
 
 def _export(args: argparse.Namespace) -> int:

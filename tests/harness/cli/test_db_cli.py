@@ -124,3 +124,16 @@ def test_export_and_compact(results, tmp_path, capsys):
 def test_cli_help_imports_neither_duckdb_nor_pyarrow():
     code = "import sys; from harness.cli.main import build_parser; build_parser(); assert not {'duckdb', 'pyarrow', 'torch'} & set(sys.modules)"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_query_writes_lists_and_intervals_as_csv(results, capsys):
+    assert main(["db", "query", "select [1, 2] as l, interval 2 day as iv", "--results", str(results), "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines() == ['"l","iv"', '"[1, 2]","2 days"']
+
+
+def test_cli_formats_are_the_renderers():
+    from db.render import FORMATS
+
+    from harness.cli.db import FORMATS as CLI_FORMATS
+
+    assert CLI_FORMATS == FORMATS  # kept apart so `harness --help` need not import pyarrow
