@@ -97,6 +97,9 @@ class ModelConfig(ConfigBase):
         for field in ("attn_softcap", "final_softcap", "attn_scale", "norm_eps", "rope_theta", "init_std"):
             value = getattr(self, field)
             check(value is None or math.isfinite(value), name, field, value, "must be finite")
+            if value is not None:
+                # 50 and 50.0 make equal configs; store one form so they also share a content hash (run key).
+                object.__setattr__(self, field, float(value))
         for field in ("attn_sinks", "tie_embeddings", "scaled_init", "norm_unit_offset", "scale_embeddings"):
             check(isinstance(getattr(self, field), bool), name, field, getattr(self, field), "must be true or false")
 

@@ -71,6 +71,13 @@ def test_derived_fields_hash_like_spelled_out_ones():
     assert spelled == derived and spelled.content_hash() == derived.content_hash()
 
 
+def test_integer_valued_floats_hash_like_floats():
+    as_ints = ModelConfig(**SMALL, rope_theta=500000, attn_softcap=50, norm_eps=1, init_std=1, attn_scale=2)
+    as_floats = ModelConfig(**SMALL, rope_theta=500000.0, attn_softcap=50.0, norm_eps=1.0, init_std=1.0, attn_scale=2.0)
+    assert as_ints.content_hash() == as_floats.content_hash()
+    assert isinstance(as_ints.rope_theta, float)
+
+
 def _not_an_option(field):
     return st.text(min_size=0, max_size=12).filter(lambda text: text not in literal_options(ModelConfig, field))
 
