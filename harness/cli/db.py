@@ -6,6 +6,7 @@ duckdb and pyarrow are imported inside the handlers so `harness --help` stays in
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 
@@ -102,8 +103,11 @@ def _emit(table, args: argparse.Namespace) -> int:
         with open(args.output, "wb") as sink:
             write(table, args.format, sink)
     else:
-        write(table, args.format, sys.stdout.buffer)
-        sys.stdout.flush()
+        try:
+            write(table, args.format, sys.stdout.buffer)
+            sys.stdout.flush()
+        except BrokenPipeError:  # the reader (`| head`) has what it wanted: not an error
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # keeps the exit-time flush quiet
     return 0
 
 

@@ -137,3 +137,11 @@ def test_cli_formats_are_the_renderers():
     from harness.cli.db import FORMATS as CLI_FORMATS
 
     assert CLI_FORMATS == FORMATS  # kept apart so `harness --help` need not import pyarrow
+
+
+def test_output_cut_short_by_a_closed_pipe_is_not_an_error(results):
+    done = subprocess.run(
+        f"{sys.executable} -m harness.cli.main db query 'select * from range(300000)' --format csv --results {results} | head -1",
+        shell=True, capture_output=True, text=True,
+    )
+    assert done.stdout == '"range"\n' and done.stderr == ""
