@@ -35,6 +35,18 @@ def test_greedy_matches_argmax_of_full_forwards(model, prompt):
     torch.testing.assert_close(generate(model, prompt, 6), _greedy_without_cache(model, prompt, 6))
 
 
+@pytest.mark.parametrize("kwargs", [{}, {"strategy": "sample", "top_k": 5}, {"strategy": "beam", "num_beams": 3}])
+def test_decoding_feeds_the_prompt_once_then_one_token_per_step(model, prompt, kwargs):
+    fed = []
+    hook = model.tok_emb.register_forward_hook(lambda module, args, out: fed.append(tuple(args[0].shape)))
+    try:
+        generate(model, prompt, 4, generator=torch.Generator().manual_seed(0), **kwargs)
+    finally:
+        hook.remove()
+    rows = len(prompt) * kwargs.get("num_beams", 1)
+    assert fed == [(rows, prompt.shape[1])] + [(rows, 1)] * 3  # the KV cache holds everything before
+
+
 def test_one_dimensional_prompt_keeps_its_rank(model, prompt):
     torch.testing.assert_close(generate(model, prompt[0], 5), generate(model, prompt, 5)[0])
 
