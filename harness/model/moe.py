@@ -37,7 +37,9 @@ class Experts(nn.Module):
 
 
 class MixtureOfExperts(nn.Module):
-    """Softmax router, top-k experts per token, weights renormalized over the chosen k.
+    """Softmax router, top-k experts per token. With k ≥ 2 the chosen weights are renormalized to sum 1
+    (Mixtral); with k = 1 the expert output is scaled by its router probability (Switch), since a
+    renormalized single weight is the constant 1 and the router would get no gradient from the task loss.
 
     After each forward `aux_loss` holds the Switch load-balancing loss E·Σ_e f_e·P_e, where f_e is the share
     of routed (token, slot) assignments that went to expert e and P_e the mean router probability of e.
@@ -56,7 +58,8 @@ class MixtureOfExperts(nn.Module):
         tokens = x.reshape(-1, shape[-1])  # (N, d)
         probs = self.router(tokens).float().softmax(dim=-1)  # (N, E)
         weights, chosen = probs.topk(self.top_k, dim=-1)  # (N, k)
-        weights = weights / weights.sum(dim=-1, keepdim=True)
+        if self.top_k > 1:
+            weights = weights / weights.sum(dim=-1, keepdim=True)
 
         flat_choice = chosen.flatten()  # (N·k,) token-major
         order = flat_choice.argsort(stable=True)  # assignments grouped by expert

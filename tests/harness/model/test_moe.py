@@ -23,16 +23,25 @@ def _reference(moe, x):
     probs = moe.router(tokens).softmax(-1)
     for n, token in enumerate(tokens):
         weights, chosen = probs[n].topk(moe.top_k)
-        for weight, e in zip(weights / weights.sum(), chosen.tolist()):
+        if moe.top_k > 1:
+            weights = weights / weights.sum()
+        for weight, e in zip(weights, chosen.tolist()):
             out[n] += weight * moe.experts._expert(e, token[None])[0]
     return out.view(x.shape)
 
 
 def test_matches_per_token_reference_gated_and_dense():
-    for gated in (True, False):
-        moe = _moe(gated=gated)
+    for gated, top_k in ((True, 2), (False, 2), (True, 1), (False, 3)):
+        moe = _moe(gated=gated, top_k=top_k)
         x = torch.randn(3, 5, 8)
         torch.testing.assert_close(moe(x), _reference(moe, x), rtol=1e-5, atol=1e-5)
+
+
+def test_router_learns_from_the_task_loss_for_every_k():
+    for top_k in (1, 2):
+        moe = _moe(top_k=top_k)
+        moe(torch.randn(2, 6, 8)).square().sum().backward()  # a task loss only, no aux loss
+        assert moe.router.weight.grad.abs().max() > 1e-4, top_k
 
 
 def test_top_k_routing_uses_exactly_k_experts_per_token():
