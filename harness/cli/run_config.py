@@ -4,6 +4,7 @@ the one config (ModelConfig, TrainConfig or DataConfig) that has the field. Torc
 from __future__ import annotations
 
 import runpy
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ def load_config_file(path: Path) -> dict[str, Any]:
     """Run a Python config file; it must define `model` (ModelConfig) and may define `train` and `data`."""
     if not path.is_file():
         raise ConfigError(f"--config {str(path)!r}: no such file.")
-    namespace = runpy.run_path(str(path))
+    namespace = _run_config_file(path)
     expected = {"model": ModelConfig, "train": TrainConfig, "data": DataConfig}
     if "model" not in namespace:
         raise ConfigError(f"--config {str(path)!r} defines no `model`; set model = ModelConfig(...) (or a preset).")
@@ -31,6 +32,20 @@ def load_config_file(path: Path) -> dict[str, Any]:
                 raise ConfigError(f"--config {str(path)!r}: `{name}` is a {type(namespace[name]).__name__}, expected {cls.__name__}.")
             found[name] = namespace[name]
     return found
+
+
+def _run_config_file(path: Path) -> dict[str, Any]:
+    """The file's namespace; an error inside it (syntax, a raise) becomes one ConfigError line with its line number."""
+    try:
+        return runpy.run_path(str(path))
+    except ConfigError:
+        raise  # a config built in the file was invalid: the message already names field and value
+    except SyntaxError as err:
+        raise ConfigError(f"--config {str(path)!r} line {err.lineno}: SyntaxError: {err.msg}.") from None
+    except Exception as err:
+        in_file = [frame for frame in traceback.extract_tb(err.__traceback__) if frame.filename == str(path)]
+        where = f" line {in_file[-1].lineno}" if in_file else ""
+        raise ConfigError(f"--config {str(path)!r}{where}: {type(err).__name__}: {err}") from None
 
 
 def resolve_configs(

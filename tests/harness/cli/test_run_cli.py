@@ -132,3 +132,19 @@ def test_config_file_must_define_a_model(tmp_path, capsys):
     config.write_text("train = None\n")
     assert main(["run", "--config", str(config), "--results", str(tmp_path)]) == 2
     assert "defines no `model`" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("x = (\n", "line 1: SyntaxError: '(' was never closed"),
+        ("import math\nmodel = math.sqrt(-1)\n", "line 2: ValueError: math domain error"),
+        ("from harness.config import ModelConfig\nmodel = ModelConfig(d_model=-1)\n", "ModelConfig.d_model=-1 is invalid"),
+    ],
+)
+def test_config_file_that_fails_is_one_line_and_exit_2(tmp_path, capsys, source, message):
+    config = tmp_path / "broken.py"
+    config.write_text(source)
+    assert main(["run", "--config", str(config), "--results", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("harness run: error:") and message in err and err.count("\n") == 1
