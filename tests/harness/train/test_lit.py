@@ -48,3 +48,49 @@ def test_grad_norm_is_recorded_before_clipping(tiny_model_cfg):
     clipped = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in module.parameters()]))
     assert clipped.item() == pytest.approx(1e-3, rel=1e-3)
     assert values["z_loss"] > 0 and values["lr"] == pytest.approx(1e-3 / 100)  # step 0 of 100 warmup steps
+
+
+class FixedBatches:
+    """An iterable of given (inputs, targets) micro-batches for a real Trainer."""
+
+    def __init__(self, batches):
+        self.batches = batches
+
+    def __iter__(self):
+        return iter(self.batches)
+
+
+def one_step(model_cfg, batches, grad_accum):
+    """Loss terms, grad norm and accumulated gradients of one optimizer step of a real Trainer."""
+    from lightning.pytorch import Trainer, seed_everything
+
+    seed_everything(0, verbose=False)
+    train = TrainConfig(steps=1, batch_size=len(batches[0][0]), grad_accum=grad_accum, warmup_steps=0, grad_clip=None)
+    module = LitLM(model_cfg, train)
+    grads = {}
+    clip = module.configure_gradient_clipping
+
+    def record_grads(optimizer, *args, **kwargs):
+        grads.update({name: p.grad.clone() for name, p in module.named_parameters()})
+        clip(optimizer, *args, **kwargs)
+
+    module.configure_gradient_clipping = record_grads
+    trainer = Trainer(
+        max_steps=1, accumulate_grad_batches=grad_accum, logger=False, enable_checkpointing=False,
+        enable_progress_bar=False, enable_model_summary=False, limit_val_batches=0,
+    )
+    trainer.fit(module, train_dataloaders=FixedBatches(batches))
+    return module.finished_step_values(), grads
+
+
+def test_two_accumulated_half_batches_equal_one_full_batch(tiny_model_cfg):
+    """accum 2 × batch 4 and batch 8 of the same sequences: same loss, same grad norm, same gradient."""
+    tokens = torch.randint(0, tiny_model_cfg.vocab_size, (8, 17), generator=torch.Generator().manual_seed(0))
+    inputs, targets = tokens[:, :-1], tokens[:, 1:]  # (8, 16) each
+    full_values, full_grads = one_step(tiny_model_cfg, [(inputs, targets)], grad_accum=1)
+    halves = [(inputs[:4], targets[:4]), (inputs[4:], targets[4:])]
+    accum_values, accum_grads = one_step(tiny_model_cfg, halves, grad_accum=2)
+    assert accum_values["train_loss"] == pytest.approx(full_values["train_loss"], rel=1e-6)
+    assert accum_values["grad_norm"] == pytest.approx(full_values["grad_norm"], rel=1e-5)
+    for name, grad in full_grads.items():
+        torch.testing.assert_close(accum_grads[name], grad, rtol=1e-4, atol=1e-7)
