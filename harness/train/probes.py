@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import torch
 from lightning.pytorch import Callback
@@ -70,6 +71,14 @@ class ProbeTelemetry(Callback):
         """A run stopped early (diverged) is probed where it stopped: its logits are the finding."""
         if self._probed_step != trainer.global_step:
             self._probe(trainer, pl_module, {"param_rms": self._groups.rms([p.detach() for p in self._groups.all])})
+
+    def state_dict(self) -> dict[str, Any]:
+        """The run's largest logits so far: a resumed run's summary covers the whole run, not its last segment."""
+        return {"max_attention_logit": self.max_attention_logit, "max_output_logit": self.max_output_logit}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.max_attention_logit = state_dict["max_attention_logit"]
+        self.max_output_logit = state_dict["max_output_logit"]
 
     def _probe(self, trainer, pl_module, per_layer) -> None:
         started = time.perf_counter()

@@ -125,9 +125,15 @@ def test_resume_after_a_crash_reaches_the_uninterrupted_final_loss(run_tiny, mon
         run_tiny("crashed", grad_accum=2)
     monkeypatch.undo()
     assert len(visible_at_crash) == 4  # the store was flushed with the step-4 checkpoint
+    checkpoint = torch.load(results / "checkpoints" / "crashed" / "last.ckpt", weights_only=False)
+    probe_state = next(v for k, v in checkpoint["callbacks"].items() if k.startswith("ProbeTelemetry"))
+    (probed_max,) = query(results, "SELECT max(value) FROM metrics WHERE name = 'attn_logit_max' AND run_id = 'crashed'")[0]
+    assert probe_state["max_attention_logit"] == pytest.approx(probed_max)  # the summary's maxima survive a resume
     resumed, _ = run_tiny("crashed", resume=True, grad_accum=2)
     assert resumed.summary["final_train_loss"] == pytest.approx(whole.summary["final_train_loss"], rel=1e-6)
     assert resumed.summary["val_loss"] == pytest.approx(whole.summary["val_loss"], rel=1e-6)
+    for key in ("max_attention_logit", "max_output_logit"):
+        assert resumed.summary[key] == pytest.approx(whole.summary[key], rel=1e-5)
     assert train_losses(results, "crashed") == pytest.approx(train_losses(results, "whole"), rel=1e-6)
     assert query(results, "SELECT status, n_segments FROM runs WHERE run_id = 'crashed'") == [("completed", 2)]
 
