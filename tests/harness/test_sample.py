@@ -173,6 +173,12 @@ def test_bad_arguments_raise_naming_the_argument(model, prompt, kwargs, field):
 def test_limits_of_the_model_are_checked_before_decoding(model, prompt):
     with pytest.raises(ConfigError, match="num_beams=41.*vocab_size=40"):
         generate(model, prompt, 2, strategy="beam", num_beams=41)
+    for strategy in ("greedy", "beam"):  # greedy ignored an out-of-vocabulary eos, beam search crashed on it
+        with pytest.raises(ConfigError, match=r"eos_id=40 .*0\.\.39"):
+            generate(model, prompt, 2, strategy=strategy, eos_id=40)
+    for bad_prompt in (torch.tensor([[1, 40]]), torch.tensor([[-1, 2]]), torch.tensor([[1.0, 2.0]])):
+        with pytest.raises(ConfigError, match=r"prompt_ids .*0\.\.39"):
+            generate(model, bad_prompt, 2)
     learned = build_model(ModelConfig(vocab_size=40, d_model=32, n_layers=1, n_heads=4, positions="learned", max_seq_len=8))
     assert generate(learned, prompt, 4).shape == (3, 8)
     with pytest.raises(ConfigError, match="max_new_tokens=5.*max_seq_len=8"):
