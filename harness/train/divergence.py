@@ -1,4 +1,5 @@
-"""Divergence: a non-finite loss, or a loss above `factor` × the run's first loss, ends the run as a result.
+"""Divergence: a non-finite loss or grad norm, or a loss above `factor` × the run's first loss, ends the run as a
+result.
 
 The run stops cleanly (`trainer.should_stop`), a `diverged` event records the step, and the results logger
 closes the run with status `diverged` at that step: data about the arm, not a crash to retry.
@@ -26,13 +27,15 @@ class DivergenceMonitor(Callback):
         values = pl_module.finished_step_values()
         if values is None or self.diverged_at_step is not None:
             return
-        loss = values["train_loss"]
+        loss, grad_norm = values["train_loss"], values["grad_norm"]
         if self.initial_loss is None and math.isfinite(loss):
             self.initial_loss = loss
-            return
         if not math.isfinite(loss):
             reason = f"loss is {loss}"
-        elif self.initial_loss is not None and loss > self.factor * self.initial_loss:
+        elif not math.isfinite(grad_norm):
+            # The step's update already made the weights non-finite; the loss would only show it a step later.
+            reason = f"grad norm is {grad_norm}"
+        elif loss > self.factor * self.initial_loss:
             reason = f"loss {loss:.4g} > {self.factor:g} × first loss {self.initial_loss:.4g}"
         else:
             return

@@ -164,3 +164,15 @@ def test_bf16_autocast_and_compile_paths_train_on_cpu(run_tiny, monkeypatch):
     monkeypatch.undo()
     compiled, _ = run_tiny("compiled", compile=True, steps=3, probe_every=2)
     assert compiled.status == "completed" and math.isfinite(compiled.summary["final_train_loss"])
+
+
+def test_a_non_finite_grad_norm_ends_the_run_at_its_step(run_tiny):
+    """At LR 1e6 the first update kills the network: the gradient turns NaN a step before the loss does."""
+    outcome, results = run_tiny(lr=1e6, warmup_steps=0, steps=30)
+    step = outcome.summary["diverged_at_step"]
+    grad_norms = dict(query(results, "SELECT step, value FROM metrics WHERE name = 'grad_norm'"))
+    losses = dict(query(results, "SELECT step, value FROM metrics WHERE name = 'train_loss'"))
+    assert math.isnan(grad_norms[step]) and math.isfinite(losses[step])
+    assert all(math.isfinite(grad_norms[s]) and math.isfinite(losses[s]) for s in range(1, step))
+    assert query(results, "SELECT status, diverged_at_step FROM runs") == [("diverged", step)]
+    assert query(results, "SELECT detail FROM events WHERE kind = 'diverged'") == [("grad norm is nan",)]
