@@ -7,21 +7,22 @@ from pathlib import Path
 from harness.config.base import ConfigError
 
 
-def _valid_run_id(run_id: str) -> None:
+def check_valid_run_id(run_id: str, option: str = "--run-id") -> None:
+    """A run id names directories in the store: it must be a plain name (no path separators, no '..')."""
     import db
     from db.paths import check_run_id
 
     try:
         check_run_id(run_id)
     except db.DbError as err:
-        raise ConfigError(f"--run-id: {err}") from None
+        raise ConfigError(f"{option}: {err}") from None
 
 
 def check_run_id_free(results_dir: Path, run_id: str) -> None:
     """A fresh run must not reuse the id of one already in the store (its key is the configs' hash)."""
     from db.paths import run_dir
 
-    _valid_run_id(run_id)
+    check_valid_run_id(run_id)
     if run_dir(results_dir, run_id).exists():
         raise ConfigError(
             f"run {run_id!r} already exists in {results_dir}: pass --resume to continue it, --run-id NEW to train "
@@ -35,7 +36,7 @@ def check_resumable(results_dir: Path, run_id: str) -> None:
     from db.paths import run_dir
     from harness.train.checkpoints import last_checkpoint
 
-    _valid_run_id(run_id)
+    check_valid_run_id(run_id)
     if not run_dir(results_dir, run_id).exists():
         raise ConfigError(f"--resume: no run {run_id!r} in {results_dir}; check --results / --run-id or the --set values.")
     if last_checkpoint(results_dir, run_id) is None:

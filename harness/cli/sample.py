@@ -13,7 +13,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("run_id", metavar="RUN_ID", help="a run id (printed by `harness run`; see `harness db runs`)")
     parser.add_argument("--prompt", required=True, help="the text to continue")
-    parser.add_argument("--max-new-tokens", type=int, default=64, metavar="N")
+    parser.add_argument("--max-new-tokens", type=int, default=64, metavar="N", help="tokens to generate (default: 64)")
     parser.add_argument("--temperature", type=float, default=1.0, help="0 decodes greedily (default: 1.0)")
     parser.add_argument("--top-k", type=int, metavar="K", help="sample only among the K most likely tokens")
     parser.add_argument("--top-p", type=float, default=1.0, metavar="P", help="nucleus sampling mass (default: 1, off)")
@@ -30,16 +30,31 @@ def strategy(args: argparse.Namespace) -> str:
     return "greedy" if args.temperature == 0 else "sample"
 
 
+def check_options(args: argparse.Namespace) -> None:
+    """Refuse options the chosen decoding would silently ignore (ConfigError)."""
+    from harness.config.base import ConfigError
+
+    sampling = [flag for flag, used in (("--top-k", args.top_k is not None), ("--top-p", args.top_p != 1.0)) if used]
+    if args.beams > 1 and (sampling or args.temperature != 1.0):
+        ignored = ", ".join([*sampling, *(["--temperature"] if args.temperature != 1.0 else [])])
+        raise ConfigError(f"--beams={args.beams} runs beam search, which does not sample: drop {ignored}, or use --beams 1.")
+    if args.temperature == 0 and sampling:
+        raise ConfigError(f"--temperature=0 decodes greedily, which ignores {', '.join(sampling)}: drop it or set a temperature > 0.")
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the prompt followed by its generated continuation."""
     import db
     import torch
 
+    from harness.cli.run_checks import check_valid_run_id
     from harness.config.base import ConfigError
     from harness.data.tokenizer import EOS
     from harness.sample import generate
     from harness.train.load import load_trained
 
+    check_valid_run_id(args.run_id, "RUN_ID")
+    check_options(args)
     model, tokenizer = load_trained(db.resolve_results_dir(args.results), args.run_id)
     prompt_ids = tokenizer.encode(args.prompt).ids
     if not prompt_ids:

@@ -148,3 +148,22 @@ def test_config_file_that_fails_is_one_line_and_exit_2(tmp_path, capsys, source,
     assert main(["run", "--config", str(config), "--results", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("harness run: error:") and message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--beams", "2", "--top-k", "5"], "--beams=2 runs beam search, which does not sample: drop --top-k"),
+        (["--beams", "3", "--temperature", "0.5"], "drop --temperature"),
+        (["--temperature", "0", "--top-p", "0.9"], "--temperature=0 decodes greedily, which ignores --top-p"),
+    ],
+)
+def test_sample_refuses_options_its_decoding_would_ignore(tmp_path, capsys, options, message):
+    assert main(["sample", "some-run", "--prompt", "x", "--results", str(tmp_path), *options]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("harness sample: error:") and message in err
+
+
+def test_sample_refuses_a_run_id_that_is_a_path(tmp_path, capsys):
+    assert main(["sample", "../elsewhere", "--prompt", "x", "--results", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith("harness sample: error: RUN_ID:")
