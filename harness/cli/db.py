@@ -81,8 +81,8 @@ def _guarded(handler):
             except (db.DbError, duckdb.Error, OSError) as err:  # OSError: e.g. an unwritable --output
                 print(f"harness db {args.db_command}: error: {_one_line(err)}", file=sys.stderr)
                 code = 2
-        for warning in caught:
-            print(f"harness db: warning: {warning.message}", file=sys.stderr)
+        for message in dict.fromkeys(str(warning.message) for warning in caught):  # a retry rescans: say each once
+            print(f"harness db: warning: {message}", file=sys.stderr)
         return code
 
     return run

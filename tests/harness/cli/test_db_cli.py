@@ -102,16 +102,34 @@ def test_corrupt_shard_is_reported_as_a_warning_line(results, capsys):
     assert f"harness db: warning: skipping shard {shard}" in captured.err
 
 
+def _damage_pages(shard):
+    """Make the header of the `value` column's first data page unreadable, leaving the footer intact."""
+    offset = pq.read_metadata(shard).row_group(0).column(4).data_page_offset
+    data = bytearray(shard.read_bytes())
+    data[offset : offset + 8] = b"\xff" * 8
+    shard.write_bytes(bytes(data))
+
+
 def test_shard_damaged_inside_its_pages_costs_a_warning_not_the_answer(results, capsys):
     shard = next((results / "runs" / "run-0" / "metrics").glob("*.parquet"))
-    offset = pq.read_metadata(shard).row_group(0).column(4).data_page_offset  # the `value` column's first page
-    data = bytearray(shard.read_bytes())
-    data[offset : offset + 8] = b"\xff" * 8  # its header unreadable, the footer intact
-    shard.write_bytes(bytes(data))
+    _damage_pages(shard)
     assert main(["db", "query", "select run_id, count(value) as n from metrics group by 1", "--results", str(results), "--format", "csv"]) == 0
     captured = capsys.readouterr()
     assert captured.out.splitlines() == ['"run_id","n"', '"run-1",21']
     assert f"harness db: warning: skipping shard {shard}: damaged data pages" in captured.err
+
+
+def test_each_warning_is_printed_once_though_a_recovering_query_rescans(results, capsys):
+    damaged = next((results / "runs" / "run-0" / "metrics").glob("*.parquet"))
+    truncated = next((results / "runs" / "run-1" / "metrics").glob("*.parquet"))
+    _damage_pages(damaged)
+    truncated.write_bytes(truncated.read_bytes()[:100])
+    assert main(["db", "query", "select sum(value) as s from metrics", "--results", str(results), "--format", "csv"]) == 0
+    warnings = capsys.readouterr().err.splitlines()
+    assert sorted(warnings) == sorted([
+        f"harness db: warning: skipping shard {damaged}: damaged data pages",
+        f"harness db: warning: skipping shard {truncated}: no Parquet magic bytes at start or end (truncated or overwritten)",
+    ])
 
 
 def test_export_and_compact(results, tmp_path, capsys):
