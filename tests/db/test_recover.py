@@ -1,8 +1,11 @@
+import warnings
+
 import duckdb
 import pyarrow.parquet as pq
 import pytest
 
 import db
+from db.readonly import read_only_relation
 from db.recover import run_recovering
 
 COUNT = "SELECT run_id, count(value) FROM metrics GROUP BY run_id ORDER BY run_id"
@@ -36,7 +39,16 @@ def test_run_recovering_leaves_the_damaged_shard_out_with_a_warning(results, dam
     assert rows == [("good", 33)]
 
 
-def test_errors_in_the_sql_itself_are_raised_without_a_retry(results, write_run):
-    write_run(results, "good")
-    with pytest.raises(duckdb.BinderException):
-        run_recovering(results, lambda con: con.execute("SELECT nope FROM metrics").fetchall())
+@pytest.mark.parametrize(
+    "sql, error",
+    [
+        ("SELECT nope FROM metrics", duckdb.BinderException),
+        ("SELECT 'x'::INTEGER FROM metrics", duckdb.ConversionException),
+        ("SELECT * FROM read_text('/etc/hostname')", duckdb.PermissionException),
+    ],
+)
+def test_errors_in_the_sql_itself_are_raised_without_reading_every_shard(results, damaged, sql, error):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", db.CorruptShardWarning)  # a full read would find and report `damaged`
+        with pytest.raises(error):
+            run_recovering(results, lambda con: read_only_relation(con, sql, results).fetchall())
