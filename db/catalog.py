@@ -38,6 +38,7 @@ class Catalog:
     results_dir: Path
     files: dict[str, list[str]] = field(default_factory=lambda: {table: [] for table in TABLES})
     stats: dict[str, tuple[int, int]] = field(default_factory=dict)  # path → (size, mtime_ns) of each file listed
+    skipped: list[str] = field(default_factory=list)  # shards left out as unreadable (each with a warning)
     index: Index | None = None
 
     @property
@@ -69,6 +70,18 @@ def _problem(path: str, size: int, table: str) -> str | None:
     return None
 
 
+def _remembered_problem(path: str, key: tuple[int, int], table: str) -> str | None:
+    """`_problem`, or what is remembered about the shard at this (size, mtime_ns)."""
+    if _damaged.get(path) == key:
+        return "damaged data pages"
+    if _validated.get(path) != key:
+        problem = _problem(path, key[0], table)
+        if problem:
+            return problem
+        _validated[path] = key
+    return None
+
+
 def scan(results_dir: Path) -> Catalog:
     """List and validate every published shard under `results_dir`, warning about each bad one."""
     catalog = Catalog(Path(os.path.abspath(results_dir)))
@@ -96,15 +109,11 @@ def scan(results_dir: Path) -> Catalog:
                 except FileNotFoundError:  # compacted away since the listing
                     continue
                 key = (stat.st_size, stat.st_mtime_ns)
-                if _damaged.get(entry.path) == key:
-                    warnings.warn(f"skipping shard {entry.path}: damaged data pages", CorruptShardWarning, stacklevel=2)
+                problem = _remembered_problem(entry.path, key, table)
+                if problem:
+                    warnings.warn(f"skipping shard {entry.path}: {problem}", CorruptShardWarning, stacklevel=2)
+                    catalog.skipped.append(entry.path)
                     continue
-                if _validated.get(entry.path) != key:
-                    problem = _problem(entry.path, stat.st_size, table)
-                    if problem:
-                        warnings.warn(f"skipping shard {entry.path}: {problem}", CorruptShardWarning, stacklevel=2)
-                        continue
-                    _validated[entry.path] = key
                 catalog.files[table].append(entry.path)
                 catalog.stats[entry.path] = key
     return catalog

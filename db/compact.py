@@ -3,8 +3,8 @@
 Fewer files make every scan cheaper (a long run flushes hundreds of shards). Rows are never lost: the
 merged shard is published (temp file + rename) before any original is deleted, and while both exist the
 catalog reads only the merged one; an interrupted compact is finished by the next. Only segments with a
-status shard (closed writers) are touched, and only shards that validate and read back whole (a damaged
-one leaves its segment as it was, with a warning). Connections opened before a compact must reconnect,
+status shard (closed writers) are touched, and only segments whose every shard validates and reads back
+whole (an unreadable or damaged one leaves its segment as it was, with a warning). Connections opened before a compact must reconnect,
 since the files they listed are gone. It also deletes temp files that killed writers left more than an
 hour ago, and last writes the catalog index (`db/index.py`) so that connecting to a large store reads a
 few files instead of thousands.
@@ -71,6 +71,8 @@ def compact(results_dir: str | os.PathLike, stale_temp_after_s: float = 3600.0) 
     """
     catalog = load_catalog(results_dir)
     finished = _finished_segments(catalog.files["status"])
+    # A shard the catalog skipped may be readable later (a flaky network filesystem): merging around it would delete it.
+    unreadable = {(Path(f).parent.parent.name, parse_segment(Path(f).name)): f for f in catalog.skipped}
     changed: set[tuple[str, int]] = set()
     for table in DATA_SCHEMAS:
         groups: dict[tuple[str, int], list[Path]] = defaultdict(list)
@@ -82,6 +84,9 @@ def compact(results_dir: str | os.PathLike, stale_temp_after_s: float = 3600.0) 
         for (run_id, segment), files in groups.items():
             if len(files) < 2:
                 continue
+            if (run_id, segment) in unreadable:
+                warnings.warn(f"not compacting {files[0].parent}: {unreadable[run_id, segment]} is unreadable", CorruptShardWarning, stacklevel=2)
+                continue
             merged = _read_whole(files)
             if merged is None:
                 continue
@@ -90,8 +95,8 @@ def compact(results_dir: str | os.PathLike, stale_temp_after_s: float = 3600.0) 
             for f in files:
                 f.unlink()
             changed.add((run_id, segment))
-        for run_dir in {Path(f).parent for f in catalog.files[table]}:
-            _remove_leftovers(run_dir)
+        for table_dir in {Path(f).parent for f in catalog.files[table]}:
+            _remove_leftovers(table_dir)
     for run_dir in {Path(f).parent.parent for f in catalog.files["manifest"]}:
         _remove_stale_temp_files(run_dir, stale_temp_after_s)
     write_index(duckdb.connect(), load_catalog(results_dir))

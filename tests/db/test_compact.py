@@ -76,3 +76,14 @@ def test_a_damaged_shard_leaves_its_segment_uncompacted_with_a_warning(results):
     with pytest.warns(db.CorruptShardWarning, match=f"{shard} is damaged"):
         compact(results)
     assert _files(results, "done") == files
+
+
+def test_a_truncated_shard_leaves_its_segment_uncompacted_and_is_kept(results):
+    _run_with_many_shards(results, "done")
+    shard = sorted((results / "runs" / "done" / "metrics").glob("*.parquet"))[1]
+    shard.write_bytes(shard.read_bytes()[:100])
+    files = _files(results, "done")
+    with pytest.warns(db.CorruptShardWarning, match=f"not compacting .*: {shard} is unreadable"):
+        compact(results)
+    assert _files(results, "done") == files and shard.exists()
+    assert len(_files(results, "done", "layer_metrics")) > 1  # its segment's other tables wait with it
