@@ -58,7 +58,7 @@ class TrainConfig(ConfigBase):
     probe_every: int = 50  # steps between telemetry probes (attention/output logits, per-layer RMS)
     probe_seqs: int = 4  # sequences in the fixed probe batch
     val_every: int = 200  # steps between validation passes (and always at the end)
-    val_batches: int = 4  # batches of the fixed validation split per pass
+    val_seqs: int = 64  # validation windows per pass (the first ones of the fixed split; the same for any batch_size)
     spike_window: int = 128  # W: rolling window of previous values (OLMo-core 128; OLMo 2 uses 1000)
     spike_sigma: float = 6.0  # k: a spike is ≥ mean + k·σ of the window (OLMo-core 6; OLMo 2 uses 7)
     divergence_factor: float = 3.0  # loss > factor × first-step loss (or non-finite) → diverged
@@ -68,7 +68,7 @@ class TrainConfig(ConfigBase):
     def __post_init__(self) -> None:
         name = type(self).__name__
         for field in ("steps", "batch_size", "seq_len", "grad_accum", "probe_every", "probe_seqs", "val_every",
-                      "val_batches", "spike_window", "checkpoint_every", "log_every"):
+                      "val_seqs", "spike_window", "checkpoint_every", "log_every"):
             check_int(name, field, getattr(self, field))
         for field in ("warmup_steps", "seed"):
             check_int(name, field, getattr(self, field), minimum=0)

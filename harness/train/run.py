@@ -82,7 +82,7 @@ def telemetry_callbacks(train: TrainConfig, model: ModelConfig) -> list:
     spikes = SpikeMonitor(train.spike_window, train.spike_sigma)
     divergence = DivergenceMonitor(train.divergence_factor)
     probes = ProbeTelemetry(train.probe_every, train.probe_seqs, train.steps)
-    validation = ValidationLoss(train.val_every, train.val_batches)
+    validation = ValidationLoss(train.val_every, train.val_seqs)
     return [steps, spikes, divergence, probes, validation, RunSummary(steps, probes, spikes, divergence, validation)]
 
 

@@ -1,4 +1,6 @@
-"""Validation loss (`val_loss`) on the fixed validation batches: every `val_every` steps and at the end.
+"""Validation loss (`val_loss`) on the first `val_seqs` windows of the fixed validation split: every `val_every`
+steps and at the end. A number of windows, not of batches, so arms that differ in batch size are scored on
+the same text.
 
 Run from a callback rather than Lightning's validation loop: no sanity pass, no extra dataloader workers,
 and the final evaluation happens exactly once, at the last step, however `val_every` divides `steps`.
@@ -7,8 +9,6 @@ and the final evaluation happens exactly once, at the last step, however `val_ev
 from __future__ import annotations
 
 import math
-from itertools import islice
-
 import torch
 from lightning.pytorch import Callback
 
@@ -16,11 +16,12 @@ from harness.train.lit import next_token_losses
 
 
 class ValidationLoss(Callback):
-    """Mean next-token cross-entropy over the fixed validation batches; keeps the last value for the summary."""
+    """Mean next-token cross-entropy over the first `val_seqs` validation windows (all of them if the split holds
+    fewer), fed `batch_size` at a time; keeps the last value for the summary."""
 
-    def __init__(self, val_every: int, val_batches: int) -> None:
+    def __init__(self, val_every: int, val_seqs: int) -> None:
         self.val_every = val_every
-        self.val_batches = val_batches
+        self.val_seqs = val_seqs
         self.last_val_loss: float | None = None
         self._last_step = -1
 
@@ -39,10 +40,13 @@ class ValidationLoss(Callback):
         self._last_step = step
         total, windows = torch.zeros((), device=pl_module.device), 0
         with trainer.precision_plugin.forward_context():
-            for input_ids, targets in islice(trainer.datamodule.val_dataloader(), self.val_batches):
+            for input_ids, targets in trainer.datamodule.val_dataloader():
+                input_ids, targets = input_ids[: self.val_seqs - windows], targets[: self.val_seqs - windows]  # (B, T)
                 logits = pl_module.model(input_ids.to(pl_module.device))  # (B, T, V)
                 total += next_token_losses(logits, targets.to(pl_module.device))[0] * len(input_ids)
                 windows += len(input_ids)
+                if windows == self.val_seqs:
+                    break
         value = (total / windows).item()  # mean over windows, whatever the size of the last batch
         if not math.isfinite(value):
             return  # a diverged model: its `diverged` event says so; a NaN row would poison final/best val loss

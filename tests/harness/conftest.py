@@ -51,7 +51,7 @@ def tiny_train_cfg() -> TrainConfig:
     """A few-second run with every telemetry path active (probes, validation, checkpoints, spike windows)."""
     return TrainConfig(
         steps=8, batch_size=4, seq_len=32, lr=3e-3, warmup_steps=2, probe_every=4, probe_seqs=2,
-        val_every=4, val_batches=2, spike_window=4, checkpoint_every=4,
+        val_every=4, val_seqs=6, spike_window=4, checkpoint_every=4,
     )
 
 

@@ -176,3 +176,13 @@ def test_a_non_finite_grad_norm_ends_the_run_at_its_step(run_tiny):
     assert all(math.isfinite(grad_norms[s]) and math.isfinite(losses[s]) for s in range(1, step))
     assert query(results, "SELECT status, diverged_at_step FROM runs") == [("diverged", step)]
     assert query(results, "SELECT detail FROM events WHERE kind = 'diverged'") == [("grad norm is nan",)]
+
+
+def test_validation_scores_the_same_windows_whatever_the_batch_size(run_tiny):
+    """An LR too small to move fp32 weights keeps both models at their (seeded) init: equal val loss means the
+    same windows were scored, with batch sizes 4 and 5 (6 windows: 4 + 2 and 5 + 1)."""
+    four, _ = run_tiny("b4", steps=1, lr=1e-15, min_lr=0.0, weight_decay=0.0)
+    five, _ = run_tiny("b5", steps=1, lr=1e-15, min_lr=0.0, weight_decay=0.0, batch_size=5)
+    more, _ = run_tiny("more", steps=1, lr=1e-15, min_lr=0.0, weight_decay=0.0, val_seqs=8)
+    assert five.summary["val_loss"] == pytest.approx(four.summary["val_loss"], rel=1e-6)
+    assert abs(more.summary["val_loss"] - four.summary["val_loss"]) > 1e-5 * four.summary["val_loss"]  # other windows
