@@ -8,21 +8,29 @@ connection is confined to the results directory and its settings locked, a secon
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from db.errors import ReadOnlyQueryError
 from db.views import quote_literal
 
-ALLOWED = ("SELECT", "EXPLAIN")
+# `EXPLAIN ANALYZE` runs the statement it explains (a `COPY … TO` inside the results directory would write):
+# so the statement after the prefix is checked like any other.
+EXPLAIN_PREFIX = re.compile(r"\s*EXPLAIN\s+(?:ANALYZE\s+)?", re.IGNORECASE)
 
 
 def check_read_only(con, sql: str) -> None:
-    """Raise ReadOnlyQueryError unless `sql` is exactly one SELECT (or EXPLAIN) statement."""
+    """Raise ReadOnlyQueryError unless `sql` is exactly one SELECT, or `EXPLAIN [ANALYZE]` of one."""
     statements = con.extract_statements(sql)
     if len(statements) != 1:
         raise ReadOnlyQueryError(f"expected exactly one SQL statement, got {len(statements)}.")
-    kind = statements[0].type.name
-    if kind not in ALLOWED:
+    kind, text = statements[0].type.name, statements[0].query
+    if kind == "EXPLAIN":
+        prefix = EXPLAIN_PREFIX.match(text)
+        if prefix is None:
+            raise ReadOnlyQueryError("EXPLAIN is allowed only as `EXPLAIN [ANALYZE] SELECT ...`.")
+        check_read_only(con, text[prefix.end():])
+    elif kind != "SELECT":
         raise ReadOnlyQueryError(
             f"{kind} statements are not allowed: queries are read-only (SELECT only); the results are changed only by runs."
         )

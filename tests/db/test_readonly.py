@@ -20,14 +20,17 @@ from db.readonly import check_read_only, read_only_relation
         "INSTALL httpfs",
         "EXPORT DATABASE 'dump'",
         "SELECT 1; DROP VIEW runs",
+        "EXPLAIN ANALYZE COPY (SELECT 1) TO 'results/out.csv'",
+        "explain analyze drop view runs",
+        "/* why */ EXPLAIN ANALYZE DELETE FROM metrics",
     ],
 )
 def test_anything_but_one_select_is_refused(sql):
-    with pytest.raises(db.ReadOnlyQueryError, match="not allowed|exactly one"):
+    with pytest.raises(db.ReadOnlyQueryError, match="not allowed|exactly one|EXPLAIN is allowed only"):
         check_read_only(duckdb.connect(), sql)
 
 
-@pytest.mark.parametrize("sql", ["SELECT 1", "WITH a AS (SELECT 1) SELECT * FROM a", "FROM range(3)", "EXPLAIN SELECT 1", "DESCRIBE SELECT 1"])
+@pytest.mark.parametrize("sql", ["SELECT 1", "WITH a AS (SELECT 1) SELECT * FROM a", "FROM range(3)", "EXPLAIN SELECT 1", "explain analyze select 1", "DESCRIBE SELECT 1"])
 def test_reads_pass(sql):
     check_read_only(duckdb.connect(), sql)
 
