@@ -50,7 +50,10 @@ def run(args: argparse.Namespace) -> int:
     check_compatible(model, train)
     results_dir = Path(db.resolve_results_dir(args.results))
     run_id = args.run_id or run_key(model, train, data)
-    (check_resumable if args.resume else check_run_id_free)(results_dir, run_id)
+    if args.resume:
+        check_resumable(results_dir, run_id, model, train)
+    else:
+        check_run_id_free(results_dir, run_id)
     prepared = prepare(data, model.vocab_size)
     from harness.train.run import RunSpec, check_run_inputs, train_run  # torch and Lightning from here on
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.config.base import ConfigError
+from harness.config.model import ModelConfig
+from harness.config.train import TrainConfig
 
 
 def check_valid_run_id(run_id: str, option: str = "--run-id") -> None:
@@ -30,11 +32,12 @@ def check_run_id_free(results_dir: Path, run_id: str) -> None:
         )
 
 
-def check_resumable(results_dir: Path, run_id: str) -> None:
-    """`--resume` needs a checkpoint of the run and a run that has not finished (completed or diverged)."""
+def check_resumable(results_dir: Path, run_id: str, model: ModelConfig, train: TrainConfig) -> None:
+    """`--resume` needs a checkpoint of the run, trained with these same configs, and a run that has not
+    finished (completed or diverged)."""
     import db
     from db.paths import run_dir
-    from harness.train.checkpoints import last_checkpoint
+    from harness.train.checkpoints import checkpoint_configs, last_checkpoint
 
     check_valid_run_id(run_id)
     if not run_dir(results_dir, run_id).exists():
@@ -44,3 +47,15 @@ def check_resumable(results_dir: Path, run_id: str) -> None:
     row = db.connect(results_dir).execute("SELECT status FROM runs WHERE run_id = ?", [run_id]).fetchone()
     if row is not None and row[0] in ("completed", "diverged"):
         raise ConfigError(f"--resume: run {run_id!r} already ended ({row[0]}); nothing to continue.")
+    stored = checkpoint_configs(last_checkpoint(results_dir, run_id))
+    changed = [
+        f"{name}={stored[key].get(name)!r}→{value!r}"
+        for key, cfg in (("model", model), ("train", train))
+        for name, value in cfg.to_dict().items()
+        if stored[key].get(name) != value
+    ]
+    if changed:
+        raise ConfigError(
+            f"--resume: run {run_id!r} was trained with other configs ({', '.join(changed)}); resume with the "
+            f"original --set values, or start a new run with --run-id NEW."
+        )

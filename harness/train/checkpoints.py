@@ -23,8 +23,19 @@ def last_checkpoint(results_dir: Path, run_id: str) -> Path | None:
     return path if path.exists() else None
 
 
-def checkpoint_step(path: Path) -> int:
-    """The optimizer step a checkpoint was taken at."""
+def _load(path: Path) -> dict:
     import torch  # here, so the CLI can check a run's checkpoints before paying for torch
 
-    return int(torch.load(path, map_location="cpu", weights_only=False, mmap=True)["global_step"])
+    return torch.load(path, map_location="cpu", weights_only=False, mmap=True)
+
+
+def checkpoint_step(path: Path) -> int:
+    """The optimizer step a checkpoint was taken at."""
+    return int(_load(path)["global_step"])
+
+
+def checkpoint_configs(path: Path) -> dict[str, dict]:
+    """The configs the checkpointed run was built from: {"model": ModelConfig dict, "train": TrainConfig dict}."""
+    from harness.train.lit import CONFIGS_KEY
+
+    return _load(path)[CONFIGS_KEY]

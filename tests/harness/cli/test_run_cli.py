@@ -167,3 +167,25 @@ def test_sample_refuses_options_its_decoding_would_ignore(tmp_path, capsys, opti
 def test_sample_refuses_a_run_id_that_is_a_path(tmp_path, capsys):
     assert main(["sample", "../elsewhere", "--prompt", "x", "--results", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith("harness sample: error: RUN_ID:")
+
+
+def test_resume_refuses_other_configs_than_the_checkpoint(tiny_args, capsys, monkeypatch):
+    from harness.train.divergence import DivergenceMonitor
+
+    class Crash(Exception):
+        pass
+
+    def crash_at_step_3(self, trainer, *args):
+        if trainer.global_step == 3:
+            raise Crash  # after the step-2 checkpoint
+
+    args = [*tiny_args, "--run-id", "arm", "--set", "checkpoint_every=2"]
+    monkeypatch.setattr(DivergenceMonitor, "on_train_batch_end", crash_at_step_3)
+    with pytest.raises(Crash):
+        main(args)
+    monkeypatch.undo()
+    capsys.readouterr()
+    assert main([*args, "--resume", "--set", "lr=0.5"]) == 2
+    assert "was trained with other configs (lr=0.001→0.5)" in capsys.readouterr().err
+    assert main([*args, "--resume"]) == 0
+    assert "run arm: completed" in capsys.readouterr().out
