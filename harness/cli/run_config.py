@@ -53,10 +53,12 @@ def resolve_configs(
 ) -> tuple[ModelConfig, TrainConfig, DataConfig]:
     """(model, train, data) from a preset or config file, `--set` overrides, and `--steps` / `--data`."""
     overrides = split_overrides(CONFIG_CLASSES, pairs)
-    if steps is not None:
-        overrides[TrainConfig]["steps"] = steps
-    if data_source is not None:
-        overrides[DataConfig]["source"] = data_source
+    for option, cls, name, value in (("--steps", TrainConfig, "steps", steps), ("--data", DataConfig, "source", data_source)):
+        if value is None:
+            continue
+        if name in overrides[cls]:
+            raise ConfigError(f"{option} and --set {name}= both set {cls.__name__}.{name}; give it once.")
+        overrides[cls][name] = value
     if preset is not None:
         from harness.presets import from_name
 

@@ -35,6 +35,8 @@ def tiny_args(tmp_path, train_data_cfg):
         (["--set", "schedule=cosin"], "Did you mean 'cosine'?"),
         (["--run-id", "../escape"], "--run-id"),
         (["--set", "probe_seqs=1000"], "TrainConfig.probe_seqs=1000 is invalid"),
+        (["--set", "steps=9"], "--steps and --set steps= both set TrainConfig.steps; give it once."),
+        (["--set", "source=default"], "--data and --set source= both set DataConfig.source"),
     ],
 )
 def test_bad_input_fails_before_training_with_exit_2(tiny_args, tmp_path, capsys, extra, message):
