@@ -13,6 +13,7 @@ from pathlib import Path
 
 
 def register(subparsers) -> None:
+    """Add `harness run` to the CLI."""
     parser = subparsers.add_parser(
         "run",
         help="train one arm and record its telemetry in the results store",

@@ -6,6 +6,7 @@ import argparse
 
 
 def register(subparsers) -> None:
+    """Add `harness sample` to the CLI."""
     parser = subparsers.add_parser(
         "sample",
         help="generate text from a trained run",

@@ -87,6 +87,7 @@ class TokenDataModule(L.LightningDataModule):
 
     @property
     def n_val_windows(self) -> int:
+        """Number of windows the validation split holds at this seq_len."""
         return len(self.val_windows)
 
     def probe_batch(self, n_seqs: int) -> Batch:

@@ -35,6 +35,7 @@ class PreparedData:
 
     @property
     def n_tokens(self) -> int:
+        """Tokens in the whole stream (training + validation split)."""
         return len(self.train_ids) + len(self.val_ids)
 
 

@@ -14,6 +14,7 @@ TOKENIZER = "tokenizer.json"  # the run's tokenizer, copied beside its checkpoin
 
 
 def checkpoint_dir(results_dir: Path, run_id: str) -> Path:
+    """The run's checkpoint directory (also holds its tokenizer)."""
     return Path(results_dir) / "checkpoints" / run_id
 
 

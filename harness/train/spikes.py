@@ -83,6 +83,7 @@ class SpikeMonitor(Callback):
         return {f"{series}_spike_score": detector.score for series, detector in self.detectors.items()}
 
     def spike_counts(self) -> dict[str, int]:
+        """Number of spikes per series, named `<series>_spikes`."""
         return {f"{series}_spikes": detector.spikes for series, detector in self.detectors.items()}
 
     def state_dict(self) -> dict[str, Any]:
