@@ -77,13 +77,14 @@ class RunOutcome:
 
 
 def telemetry_callbacks(train: TrainConfig, model: ModelConfig) -> list:
-    """The measuring callbacks of a run, summary last (it reads the others when training ends)."""
+    """The measuring callbacks of a run: divergence first (the step rows are always written for the step it
+    stops at), summary last (it reads the others when training ends)."""
     steps = StepTelemetry(train.tokens_per_step, train.log_every, log_z_loss=train.z_loss > 0, log_aux_loss=model.is_moe)
     spikes = SpikeMonitor(train.spike_window, train.spike_sigma)
     divergence = DivergenceMonitor(train.divergence_factor)
     probes = ProbeTelemetry(train.probe_every, train.probe_seqs, train.steps)
     validation = ValidationLoss(train.val_every, train.val_seqs)
-    return [steps, spikes, divergence, probes, validation, RunSummary(steps, probes, spikes, divergence, validation)]
+    return [divergence, steps, spikes, probes, validation, RunSummary(steps, probes, spikes, divergence, validation)]
 
 
 def build_trainer(train: TrainConfig, device: str, callbacks: list, loggers: list, progress: bool, ckpt_dir: Path) -> Trainer:

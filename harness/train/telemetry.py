@@ -13,7 +13,8 @@ from lightning.pytorch import Callback
 
 
 class StepTelemetry(Callback):
-    """Writes the per-step metrics to every logger each `log_every` steps; keeps totals for the summary."""
+    """Writes the per-step metrics to every logger each `log_every` steps and at the step training stops
+    (the last, or a diverged one); keeps totals for the summary."""
 
     def __init__(self, tokens_per_step: int, log_every: int, log_z_loss: bool, log_aux_loss: bool) -> None:
         self.tokens_per_step = tokens_per_step
@@ -44,7 +45,7 @@ class StepTelemetry(Callback):
         for name in self.unused_terms:  # z-loss off or a dense model: the term is not computed
             del metrics[name]
         self.last_values = metrics
-        if step % self.log_every == 0:
+        if step % self.log_every == 0 or step == trainer.max_steps or trainer.should_stop:  # the last step always
             for logger in trainer.loggers:
                 logger.log_metrics(metrics, step)
 

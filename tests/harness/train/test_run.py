@@ -186,3 +186,14 @@ def test_validation_scores_the_same_windows_whatever_the_batch_size(run_tiny):
     more, _ = run_tiny("more", steps=1, lr=1e-15, min_lr=0.0, weight_decay=0.0, val_seqs=8)
     assert five.summary["val_loss"] == pytest.approx(four.summary["val_loss"], rel=1e-6)
     assert abs(more.summary["val_loss"] - four.summary["val_loss"]) > 1e-5 * four.summary["val_loss"]  # other windows
+
+
+def test_sparse_step_rows_still_include_the_step_a_run_stops_at(run_tiny):
+    run_tiny("sparse", log_every=3)
+    diverged, results = run_tiny("diverged", lr=1e6, warmup_steps=0, steps=30, log_every=100)
+
+    def rows(run_id):
+        return [s for (s,) in query(results, "SELECT step FROM metrics WHERE name = 'train_loss' AND run_id = ? ORDER BY step", run_id)]
+
+    assert rows("sparse") == [3, 6, 8]  # the runs view's final_train_loss is the last step's
+    assert rows("diverged") == [diverged.summary["diverged_at_step"]]
