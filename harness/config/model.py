@@ -111,6 +111,7 @@ class ModelConfig(ConfigBase):
             f"n_heads={self.n_heads} must be divisible by n_kv_heads (valid: "
             f"{', '.join(str(k) for k in range(1, self.n_heads + 1) if self.n_heads % k == 0)})",
         )
+        head_dim_origin = ""
         if self.head_dim is None:
             check(
                 self.d_model % self.n_heads == 0,
@@ -118,11 +119,13 @@ class ModelConfig(ConfigBase):
                 f"d_model={self.d_model} must be divisible by n_heads, or set head_dim explicitly",
             )
             object.__setattr__(self, "head_dim", self.d_model // self.n_heads)
+            head_dim_origin = f" (derived: d_model/n_heads = {self.d_model}/{self.n_heads})"
         if self.positions == "rope":
             check(
                 self.head_dim % 2 == 0,
                 name, "head_dim", self.head_dim,
-                "RoPE rotates channel pairs, so head_dim must be even (or use positions='nope'/'learned')",
+                f"RoPE rotates channel pairs, so head_dim{head_dim_origin} must be even "
+                "(or use positions='nope'/'learned')",
             )
         if self.d_ff is None:
             object.__setattr__(self, "d_ff", derived_d_ff(self.d_model, self.mlp, self.ffn_multiple_of))

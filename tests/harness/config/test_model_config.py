@@ -71,6 +71,11 @@ def test_derived_fields_hash_like_spelled_out_ones():
     assert spelled == derived and spelled.content_hash() == derived.content_hash()
 
 
+def test_an_odd_derived_head_dim_says_where_it_came_from():
+    with pytest.raises(ConfigError, match=r"ModelConfig\.head_dim=7 .*d_model/n_heads = 28/4"):
+        ModelConfig(**{**SMALL, "d_model": 28})
+
+
 def test_integer_valued_floats_hash_like_floats():
     as_ints = ModelConfig(**SMALL, rope_theta=500000, attn_softcap=50, norm_eps=1, init_std=1, attn_scale=2)
     as_floats = ModelConfig(**SMALL, rope_theta=500000.0, attn_softcap=50.0, norm_eps=1.0, init_std=1.0, attn_scale=2.0)
