@@ -33,7 +33,7 @@ def register(subparsers) -> None:
     parser.add_argument("--data", metavar="SOURCE", help="'default', a local file/dir/glob, or a hub dataset name")
     parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
     parser.add_argument("--run-id", metavar="ID", help="run id (default: content hash of the three configs)")
-    parser.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
+    parser.add_argument("--resume", action="store_true", help="continue an interrupted run (same configs, so the same run id) from its last checkpoint")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (e.g. in batch jobs)")
     parser.set_defaults(handler=run)
 

@@ -191,3 +191,10 @@ def test_resume_refuses_other_configs_than_the_checkpoint(tiny_args, capsys, mon
     assert "was trained with other configs (lr=0.001→0.5)" in capsys.readouterr().err
     assert main([*args, "--resume"]) == 0
     assert "run arm: completed" in capsys.readouterr().out
+
+
+def test_sample_refuses_a_run_whose_weights_are_nan(tiny_args, tmp_path, capsys):
+    assert main([*tiny_args, "--run-id", "nan", "--set", "lr=1e6", "--set", "warmup_steps=0"]) == 0
+    assert "nan: diverged at step" in capsys.readouterr().out
+    assert main(["sample", "nan", "--prompt", "x", "--results", str(tmp_path / "results")]) == 2
+    assert "non-finite weights" in capsys.readouterr().err
