@@ -108,8 +108,12 @@ def test_runs_under_bfloat16_autocast_and_in_bfloat16():
     assert model.to(torch.bfloat16)(tokens).dtype == torch.bfloat16
 
 
-def test_compiles_without_graph_breaks_for_a_dense_arm():
-    model = build_model(ModelConfig(**BASE, n_kv_heads=2, qk_norm="rmsnorm"))
+@pytest.mark.parametrize("overrides", [  # docs/model.md promises it with windows, soft-caps and sinks too
+    {"sliding_window": 3, "global_every": 2},  # sdpa: is_causal and a window mask
+    {"sliding_window": 3, "attn_softcap": 5.0, "attn_sinks": True, "final_softcap": 10.0},  # eager
+], ids=["sdpa", "eager"])
+def test_compiles_without_graph_breaks_for_a_dense_arm(overrides):
+    model = build_model(ModelConfig(**BASE, n_kv_heads=2, qk_norm="rmsnorm", **overrides))
     tokens = torch.randint(0, 50, (2, 6))
     explanation = torch._dynamo.explain(model)(tokens)
     assert explanation.graph_break_count == 0
