@@ -144,10 +144,14 @@ def generate(
     if strategy == "beam" and num_beams > cfg.vocab_size:
         raise ConfigError(f"generate.num_beams={num_beams!r} is invalid: must be ≤ vocab_size={cfg.vocab_size}.")
     token_ids = f"a token id in 0..{cfg.vocab_size - 1}"
-    if eos_id is not None and (not isinstance(eos_id, int) or isinstance(eos_id, bool) or not 0 <= eos_id < cfg.vocab_size):
+    eos_ok = isinstance(eos_id, int) and not isinstance(eos_id, bool) and 0 <= eos_id < cfg.vocab_size
+    if eos_id is not None and not eos_ok:
         raise ConfigError(f"generate.eos_id={eos_id!r} is invalid: must be {token_ids}, or None.")
-    if prompt_ids.dtype not in (torch.int64, torch.int32) or not bool(((prompt_ids >= 0) & (prompt_ids < cfg.vocab_size)).all()):
-        raise ConfigError(f"generate.prompt_ids ({prompt_ids.dtype}) is invalid: every entry must be {token_ids} (int64 or int32).")
+    in_vocab = prompt_ids.dtype in (torch.int64, torch.int32) and bool(((prompt_ids >= 0) & (prompt_ids < cfg.vocab_size)).all())
+    if not in_vocab:
+        raise ConfigError(
+            f"generate.prompt_ids ({prompt_ids.dtype}) is invalid: every entry must be {token_ids} (int64 or int32)."
+        )
     prompt = prompt_ids if prompt_ids.dim() == 2 else prompt_ids[None]
     if max_new_tokens == 0:
         out = prompt
