@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     """Validate, prepare data, train, print the closing summary. A diverged run is a result: exit 0."""
     started = time.perf_counter()
     import db
-    from harness.cli.run_checks import check_resumable, check_run_id_free
+    from harness.cli.run_checks import check_results_dir, check_resumable, check_run_id_free
     from harness.cli.run_config import check_compatible, resolve_configs
     from harness.data import prepare
     from harness.train.keys import run_key
@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     model, train, data = resolve_configs(args.preset, args.config, args.overrides, args.steps, args.data)
     check_compatible(model, train)
     results_dir = Path(db.resolve_results_dir(args.results))
+    check_results_dir(results_dir)
     run_id = args.run_id or run_key(model, train, data)
     if args.resume:
         check_resumable(results_dir, run_id, model, train)

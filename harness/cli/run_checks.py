@@ -20,6 +20,12 @@ def check_valid_run_id(run_id: str, option: str = "--run-id") -> None:
         raise ConfigError(f"{option}: {err}") from None
 
 
+def check_results_dir(results_dir: Path) -> None:
+    """The results store must be a directory (created when missing), not an existing file."""
+    if results_dir.exists() and not results_dir.is_dir():
+        raise ConfigError(f"--results {str(results_dir)!r} is a file, not a directory; give a directory (created if missing).")
+
+
 def check_run_id_free(results_dir: Path, run_id: str) -> None:
     """A fresh run must not reuse the id of one already in the store (its key is the configs' hash)."""
     from db.paths import run_dir

@@ -46,6 +46,13 @@ def test_bad_input_fails_before_training_with_exit_2(tiny_args, tmp_path, capsys
     assert not (tmp_path / "results" / "checkpoints").exists()
 
 
+def test_results_path_that_is_a_file_fails_before_training(tiny_args, tmp_path, capsys):
+    a_file = tmp_path / "results.txt"
+    a_file.write_text("not a store")
+    assert main([*tiny_args, "--results", str(a_file)]) == 2
+    assert "is a file, not a directory" in capsys.readouterr().err
+
+
 def test_cuda_without_a_gpu_fails_before_training(tiny_args, tmp_path, capsys, monkeypatch):
     import torch
 
