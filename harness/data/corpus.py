@@ -58,8 +58,8 @@ def _local_files(source: str) -> list[Path]:
     """Files a local source names: the file itself, a directory's supported files (recursively), or a glob's matches."""
     path = Path(source).expanduser()
     if path.is_file():
-        return [path]
-    if path.is_dir():
+        candidates = [path]
+    elif path.is_dir():
         candidates = [p for p in path.rglob("*") if p.is_file()]
     else:
         candidates = [Path(p) for p in glob.glob(str(path), recursive=True) if Path(p).is_file()]
@@ -81,8 +81,13 @@ def resolve_source(cfg: DataConfig) -> Source:
 
     files = _local_files(cfg.source)
     if not files:
-        exists = Path(cfg.source).expanduser().exists()
-        reason = "holds no .txt/.jsonl/.json/.parquet files" if exists else "does not exist (no file, directory or glob match)"
+        path = Path(cfg.source).expanduser()
+        if path.is_file():
+            reason = f"is not a .txt/.jsonl/.json/.parquet file (its extension is {path.suffix or 'none'!r})"
+        elif path.exists():
+            reason = "holds no .txt/.jsonl/.json/.parquet files"
+        else:
+            reason = "does not exist (no file, directory or glob match)"
         raise DataError(f"DataConfig.source={cfg.source!r}: data path {reason}.")
     loaders = {LOADERS[p.suffix.lower()] for p in files}
     if len(loaders) > 1:

@@ -80,6 +80,13 @@ def test_directory_without_data_files_is_an_error(tmp_path):
         resolve_source(DataConfig(source=str(tmp_path)))
 
 
+@pytest.mark.parametrize("name, extension", [("notes.csv", "'.csv'"), ("README", "'none'")])
+def test_a_file_of_an_unsupported_kind_is_an_error(tmp_path, name, extension):
+    (tmp_path / name).write_text("hello")
+    with pytest.raises(DataError, match=f"is not a .txt/.jsonl/.json/.parquet file \\(its extension is {extension}\\)"):
+        resolve_source(DataConfig(source=str(tmp_path / name)))
+
+
 def test_mixed_file_kinds_are_an_error(tmp_path, documents, write_corpus):
     write_corpus(tmp_path / "a.txt", documents[:3])
     write_corpus(tmp_path / "b.jsonl", documents[:3])
