@@ -76,9 +76,10 @@ class TrainConfig(ConfigBase):
             check_choice(name, field, getattr(self, field), literal_options(type(self), field))
         for field in ("lr", "adam_eps", "spike_sigma"):
             check_positive(name, field, getattr(self, field))
-        check(math.isfinite(self.lr), name, "lr", self.lr, "must be a finite positive number")
         for field in ("min_lr", "weight_decay", "z_loss", "moe_aux_coef"):
             check_positive(name, field, getattr(self, field), allow_zero=True)
+        for field in ("lr", "adam_eps", "weight_decay", "z_loss", "moe_aux_coef"):  # inf would only make NaN weights
+            check(math.isfinite(getattr(self, field)), name, field, getattr(self, field), "must be a finite number")
         check_positive(name, "grad_clip", self.grad_clip, allow_none=True)
         check(self.min_lr <= self.lr, name, "min_lr", self.min_lr, f"must be ≤ lr={self.lr} (set min_lr lower)")
         for field in ("adam_beta1", "adam_beta2"):

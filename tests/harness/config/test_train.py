@@ -30,6 +30,10 @@ def test_non_positive_or_infinite_lr_is_rejected(lr):
         ({"steps": 0}, "steps"),
         ({"grad_clip": 0.0}, "grad_clip"),
         ({"compile": "yes"}, "compile"),
+        ({"weight_decay": float("inf")}, "weight_decay"),
+        ({"z_loss": float("inf")}, "z_loss"),
+        ({"adam_eps": float("inf")}, "adam_eps"),
+        ({"moe_aux_coef": float("inf")}, "moe_aux_coef"),
     ],
 )
 def test_invalid_fields_name_themselves(changes, field):
@@ -44,3 +48,8 @@ def test_choice_error_suggests_closest_option():
 
 def test_tokens_per_step_counts_accumulated_micro_batches():
     assert TrainConfig(batch_size=4, seq_len=32, grad_accum=3).tokens_per_step == 4 * 32 * 3
+
+
+def test_integer_and_float_spellings_of_a_float_field_share_a_run_key():
+    assert TrainConfig(weight_decay=0).content_hash() == TrainConfig(weight_decay=0.0).content_hash()
+    assert TrainConfig(lr=1).to_dict()["lr"] == 1.0 and isinstance(TrainConfig(lr=1).to_dict()["lr"], float)
