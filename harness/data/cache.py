@@ -16,6 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
+from harness.data.errors import DataError
+
 CACHE_ENV = "HARNESS_CACHE"
 
 
@@ -23,7 +25,14 @@ def resolve_cache_dir(cache_dir: str | None) -> Path:
     """`cache_dir`, else $HARNESS_CACHE, else ~/.cache/harness (created if missing)."""
     chosen = cache_dir or os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "harness"
     path = Path(chosen).expanduser()
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # a file in the way, no permission, read-only filesystem
+        origin = "DataConfig.cache_dir" if cache_dir else f"${CACHE_ENV}" if os.environ.get(CACHE_ENV) else "the default cache"
+        raise DataError(
+            f"{origin}={str(path)!r} is not a usable cache directory ({error.strerror}); set DataConfig.cache_dir "
+            f"or ${CACHE_ENV} to a writable directory."
+        ) from None
     return path
 
 

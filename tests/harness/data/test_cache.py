@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from harness.data.cache import CACHE_ENV, build_once, file_hash, resolve_cache_dir, write_atomically
+from harness.data.errors import DataError
 
 
 def test_failed_build_leaves_neither_file_nor_temp(tmp_path):
@@ -37,6 +38,15 @@ def test_cache_dir_precedence(tmp_path, monkeypatch):
     monkeypatch.delenv(CACHE_ENV)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert resolve_cache_dir(None) == tmp_path / "home" / ".cache" / "harness"
+
+
+def test_a_file_in_place_of_the_cache_dir_is_a_clear_error(tmp_path, monkeypatch):
+    (tmp_path / "taken").write_text("a file")
+    with pytest.raises(DataError, match=r"DataConfig.cache_dir='.*taken' is not a usable cache directory \(File exists\)"):
+        resolve_cache_dir(str(tmp_path / "taken"))
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "taken" / "sub"))
+    with pytest.raises(DataError, match=r"\$HARNESS_CACHE=.* is not a usable cache directory"):
+        resolve_cache_dir(None)
 
 
 def test_file_hash_is_the_content_hash(tmp_path):
