@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import hashlib
 import json
 import types
@@ -19,9 +20,10 @@ class ConfigError(ValueError):
 
 
 def closest(value: str, options: Iterable[str]) -> str | None:
-    """The option most like `value` (for 'did you mean' hints), or None when nothing is close."""
-    matches = difflib.get_close_matches(str(value), list(options), n=1, cutoff=0.5)
-    return matches[0] if matches else None
+    """The option most like `value` (for 'did you mean' hints), or None when nothing is close; case-blind."""
+    by_lower = {option.lower(): option for option in options}
+    matches = difflib.get_close_matches(str(value).lower(), list(by_lower), n=1, cutoff=0.5)
+    return by_lower[matches[0]] if matches else None
 
 
 def check_choice(owner: str, field: str, value: Any, options: Iterable[str]) -> None:
@@ -107,8 +109,22 @@ def parse_field_value(cls: type, field: str, text: str) -> Any:
     return text
 
 
+@functools.cache
+def float_fields(cls: type) -> frozenset[str]:
+    """Fields annotated `float` or `float | None`."""
+    return frozenset(name for name, hint in typing.get_type_hints(cls).items() if _base_type(hint)[0] is float)
+
+
 class ConfigBase:
     """Mixin for frozen config dataclasses: `to_dict`, `from_dict`, `replace`, `content_hash`."""
+
+    def store_floats(self) -> None:
+        """Store int values of float fields as floats (call first in `__post_init__`): `lr=1` and `lr=1.0` are
+        equal configs, so they must also share a content hash (the run key) and a column type in the store."""
+        for name in float_fields(type(self)):
+            value = getattr(self, name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                object.__setattr__(self, name, float(value))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able dict of every field (derived fields already resolved)."""

@@ -29,6 +29,7 @@ class DataConfig(ConfigBase):
     tokenizer_train_chars: int = 5_000_000  # characters the BPE tokenizer is trained on (from the start)
 
     def __post_init__(self) -> None:
+        self.store_floats()
         name = type(self).__name__
         for field in ("source", "text_field", "split"):
             value = getattr(self, field)

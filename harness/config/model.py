@@ -79,6 +79,7 @@ class ModelConfig(ConfigBase):
     global_every: int = 0  # with sliding_window: every k-th layer attends globally; 0: all layers local
 
     def __post_init__(self) -> None:
+        self.store_floats()
         name = type(self).__name__
         for field in ("vocab_size", "d_model", "n_layers", "n_heads", "max_seq_len", "n_experts", "ffn_multiple_of"):
             check_int(name, field, getattr(self, field))
@@ -97,9 +98,6 @@ class ModelConfig(ConfigBase):
         for field in ("attn_softcap", "final_softcap", "attn_scale", "norm_eps", "rope_theta", "init_std"):
             value = getattr(self, field)
             check(value is None or math.isfinite(value), name, field, value, "must be finite")
-            if value is not None:
-                # 50 and 50.0 make equal configs; store one form so they also share a content hash (run key).
-                object.__setattr__(self, field, float(value))
         for field in ("attn_sinks", "tie_embeddings", "scaled_init", "norm_unit_offset", "scale_embeddings"):
             check(isinstance(getattr(self, field), bool), name, field, getattr(self, field), "must be true or false")
 
@@ -145,6 +143,24 @@ class ModelConfig(ConfigBase):
             self.qk_norm != "none" or self.qk_norm_scope == "head",
             name, "qk_norm_scope", self.qk_norm_scope, "only applies when qk_norm is 'rmsnorm' or 'layernorm'",
         )
+
+    def replace(self, **changes):
+        """A copy with some fields changed. A derived field still at its derived value (n_kv_heads = n_heads,
+        head_dim = d_model / n_heads, d_ff from d_model) is derived again from the new values, so
+        `replace(d_model=256)` resizes the heads and the MLP as a fresh config would; an explicit value stays."""
+        current = self.to_dict()
+        for field, derived in self._derivations().items():
+            if field not in changes and current[field] == derived:
+                current[field] = None
+        return type(self).from_dict({**current, **changes})
+
+    def _derivations(self) -> dict[str, int | None]:
+        """The value each derivable field would take if it were left to derivation."""
+        return {
+            "n_kv_heads": self.n_heads,
+            "head_dim": self.d_model // self.n_heads if self.d_model % self.n_heads == 0 else None,
+            "d_ff": derived_d_ff(self.d_model, self.mlp, self.ffn_multiple_of),
+        }
 
     @property
     def is_moe(self) -> bool:

@@ -66,6 +66,7 @@ class TrainConfig(ConfigBase):
     log_every: int = 1  # steps between per-step metric rows
 
     def __post_init__(self) -> None:
+        self.store_floats()
         name = type(self).__name__
         for field in ("steps", "batch_size", "seq_len", "grad_accum", "probe_every", "probe_seqs", "val_every",
                       "val_seqs", "spike_window", "checkpoint_every", "log_every"):

@@ -158,3 +158,19 @@ def test_typo_suggests_the_closest_option(field, typo, expected):
 def test_unknown_field_name_suggests_the_closest_field():
     with pytest.raises(ConfigError, match="did you mean 'n_kv_heads'"):
         ModelConfig.from_dict({**SMALL, "n_kv_head": 2})
+
+
+def test_replace_rederives_fields_that_were_derived_and_keeps_explicit_ones():
+    derived = ModelConfig(d_model=64, n_heads=4, mlp="gelu")
+    wider = derived.replace(d_model=128)
+    assert (wider.head_dim, wider.d_ff, wider.n_kv_heads) == (32, 512, 4)
+    assert wider == ModelConfig(d_model=128, n_heads=4, mlp="gelu")
+    assert derived.replace(n_heads=8).n_kv_heads == 8  # MHA stays MHA
+    explicit = ModelConfig(d_model=64, n_heads=4, n_kv_heads=2, head_dim=32, d_ff=100)
+    kept = explicit.replace(d_model=128)
+    assert (kept.head_dim, kept.d_ff, kept.n_kv_heads) == (32, 100, 2)
+
+
+def test_typos_in_another_case_still_get_a_suggestion():
+    with pytest.raises(ConfigError, match="Did you mean 'swiglu'"):
+        ModelConfig(mlp="SwiGLU")
