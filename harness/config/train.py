@@ -83,6 +83,14 @@ class TrainConfig(ConfigBase):
             check(math.isfinite(getattr(self, field)), name, field, getattr(self, field), "must be a finite number")
         check_positive(name, "grad_clip", self.grad_clip, allow_none=True)
         check(self.min_lr <= self.lr, name, "min_lr", self.min_lr, f"must be ≤ lr={self.lr} (set min_lr lower)")
+        # Independent decay is applied per step without the LR: λ = 0.1 (a usual coupled value) would shrink every
+        # weight by 10% a step. Past 1e-2 (half-life ≈ 70 steps) it is a coupled value given to the wrong mode.
+        check(
+            self.wd_mode != "independent" or self.weight_decay <= 1e-2,
+            name, "weight_decay", self.weight_decay,
+            "with wd_mode='independent' it is the per-step decay s_t·λ, not multiplied by the LR: use ≤ 1e-2 "
+            "(Wortsman et al. used 1e-4), or wd_mode='coupled' for AdamW's usual λ",
+        )
         for field in ("adam_beta1", "adam_beta2"):
             value = getattr(self, field)
             ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1

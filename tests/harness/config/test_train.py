@@ -53,3 +53,9 @@ def test_tokens_per_step_counts_accumulated_micro_batches():
 def test_integer_and_float_spellings_of_a_float_field_share_a_run_key():
     assert TrainConfig(weight_decay=0).content_hash() == TrainConfig(weight_decay=0.0).content_hash()
     assert TrainConfig(lr=1).to_dict()["lr"] == 1.0 and isinstance(TrainConfig(lr=1).to_dict()["lr"], float)
+
+
+def test_a_coupled_sized_decay_in_independent_mode_is_refused_with_the_reason():
+    with pytest.raises(ConfigError, match=r"weight_decay=0\.1 .*per-step decay"):
+        TrainConfig(wd_mode="independent")  # default λ = 0.1 would shrink weights 10% a step
+    assert TrainConfig(wd_mode="independent", weight_decay=1e-4).weight_decay == 1e-4
