@@ -4,8 +4,8 @@ Fewer files make every scan cheaper (a long run flushes hundreds of shards). Row
 merged shard is published (temp file + rename) before any original is deleted, and while both exist the
 catalog reads only the merged one; an interrupted compact is finished by the next. Only segments with a
 status shard (closed writers) are touched, and only segments whose every shard validates and reads back
-whole (an unreadable or damaged one leaves its segment as it was, with a warning). Connections opened before a compact must reconnect,
-since the files they listed are gone. It also deletes temp files that killed writers left more than an
+whole (an unreadable or damaged one leaves its segment as it was, with a warning). Connections opened
+before a compact must reconnect, since the files they listed are gone. It also deletes temp files that killed writers left more than an
 hour ago, and last writes the catalog index (`db/index.py`) so that connecting to a large store reads a
 few files instead of thousands.
 """
@@ -85,7 +85,8 @@ def compact(results_dir: str | os.PathLike, stale_temp_after_s: float = 3600.0) 
             if len(files) < 2:
                 continue
             if (run_id, segment) in unreadable:
-                warnings.warn(f"not compacting {files[0].parent}: {unreadable[run_id, segment]} is unreadable", CorruptShardWarning, stacklevel=2)
+                message = f"not compacting {files[0].parent}: {unreadable[run_id, segment]} is unreadable"
+                warnings.warn(message, CorruptShardWarning, stacklevel=2)
                 continue
             merged = _read_whole(files)
             if merged is None:
