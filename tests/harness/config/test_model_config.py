@@ -140,7 +140,7 @@ def test_a_one_letter_typo_suggests_a_valid_option(field, data):
     cut = data.draw(st.integers(0, len(option) - 1))
     typo = option[:cut] + option[cut + 1 :]
     assume(typo not in literal_options(ModelConfig, field))
-    with pytest.raises(ConfigError, match=rf"Did you mean '[^']+'\?") as error:
+    with pytest.raises(ConfigError, match=r"Did you mean '[^']+'\?") as error:
         ModelConfig(**{**SMALL, field: typo})
     suggested = re.search(r"Did you mean '([^']+)'", str(error.value)).group(1)
     assert suggested in literal_options(ModelConfig, field)
