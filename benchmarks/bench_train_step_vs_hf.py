@@ -1,9 +1,11 @@
 """One training step (forward, cross-entropy, backward, AdamW) of the `llama3` preset: ours vs transformers'
 LlamaForCausalLM with the identical config and weights, in the same process with interleaved repeats.
 
-Memory, two ways: the activations autograd saves for backward (exact, deterministic: unique storages seen by
-saved-tensor hooks, parameters excluded), and the peak RSS growth over three steps, each model in its own fresh
-subprocess (median of three subprocesses, since glibc's allocator makes single RSS readings vary by ±5%).
+Memory, three ways: the activations autograd saves for backward (exact, deterministic: unique storages seen by
+saved-tensor hooks, parameters excluded); the peak of bytes allocated by torch during one step above the step's
+start (exact, deterministic: the running sum of every allocation and free the profiler records, in order); and
+the peak RSS growth over three steps, each model in its own fresh subprocess (median of three subprocesses,
+since glibc's allocator makes single RSS readings vary by ±5%).
 Prints a markdown table for docs/benchmarks.md.
 
     python benchmarks/bench_train_step_vs_hf.py [--repeats 10] [--batch 8] [--seq 256] [--threads 1]
@@ -128,6 +130,19 @@ def saved_activation_mib(model, tokens) -> float:
     return sum(saved.values()) / 2**20
 
 
+def peak_allocated_mib(step) -> float:
+    """MiB: the highest point of torch's allocated bytes during one step, above where the step started."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        step()
+    current = peak = 0
+    for event in sorted(prof.events(), key=lambda event: event.time_range.start):
+        current += event.self_cpu_memory_usage  # + allocated, - freed ("[memory]" events: outside any op)
+        peak = max(peak, current)
+    return peak / 2**20
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=10)
@@ -160,18 +175,21 @@ def main() -> None:
     cpu = {name: statistics.median(t[1] for t in values) for name, values in times.items()}
     # Paired: each repeat times ours and HF back to back, so slow phases of the machine hit both.
     paired = {kind: statistics.median(o[kind] / h[kind] for o, h in zip(times["ours"], times["hf"])) for kind in (0, 1)}
+    allocated = {name: peak_allocated_mib(step) for name, step in steps.items()}
     memory = {name: child_memory(name, args) for name in steps}
     activations = {"ours": saved_activation_mib(ours, tokens), "hf": saved_activation_mib(hf, tokens)}
 
     print(f"llama3 preset, batch {args.batch} × seq {args.seq}, {args.threads} threads, {args.repeats} interleaved repeats; "
           f"max |logit diff| before training {diff:.2e}\n")
-    print("| model | median step wall (s) | median step CPU (s) | saved activations (MiB) | peak RSS growth (MiB, median of 3) |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| model | median step wall (s) | median step CPU (s) | saved activations (MiB) "
+          "| peak allocated in a step (MiB) | peak RSS growth (MiB, median of 3) |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for name, label in (("ours", "harness"), ("hf", "transformers LlamaForCausalLM")):
-        print(f"| {label} | {wall[name]:.3f} | {cpu[name]:.3f} | {activations[name]:.0f} | {memory[name]:.0f} |")
+        print(f"| {label} | {wall[name]:.3f} | {cpu[name]:.3f} | {activations[name]:.0f} | {allocated[name]:.1f} "
+              f"| {memory[name]:.0f} |")
     ratio = lambda values: values["ours"] / values["hf"]  # noqa: E731
     print(f"| **ours / HF** (time: median of paired ratios) | **{paired[0]:.3f}×** | **{paired[1]:.3f}×** "
-          f"| **{ratio(activations):.3f}×** | **{ratio(memory):.3f}×** |")
+          f"| **{ratio(activations):.3f}×** | **{ratio(allocated):.3f}×** | **{ratio(memory):.3f}×** |")
 
 
 if __name__ == "__main__":
