@@ -62,12 +62,6 @@ def run(args: argparse.Namespace) -> int:
     prompt_ids = tokenizer.encode(args.prompt).ids
     if not prompt_ids:
         raise ConfigError("--prompt is empty: give some text to continue.")
-    limit = model.cfg.max_seq_len
-    if model.cfg.positions == "learned" and len(prompt_ids) + args.max_new_tokens > limit:
-        raise ConfigError(
-            f"--max-new-tokens={args.max_new_tokens} is invalid: prompt ({len(prompt_ids)} tokens) plus new tokens "
-            f"exceed the model's learned positions (max_seq_len={limit})."
-        )
     with torch.no_grad():
         out = generate(
             model, torch.tensor(prompt_ids), args.max_new_tokens, strategy=strategy(args),
