@@ -11,7 +11,9 @@ See docs/db.md for the views, the on-disk layout and the guarantees.
 from db.connect import connect, engine
 from db.errors import CorruptShardWarning, DbError, NoResultsError, ReadOnlyQueryError, SchemaVersionError
 from db.paths import resolve_results_dir
+from db.run_state import RunState, run_state
 from db.schema import SCHEMA_VERSION
+from db.sweeps import read_plan, sweep_dir, write_sweep
 from db.writer import STATUSES, RunWriter
 
 __all__ = [
@@ -21,9 +23,14 @@ __all__ = [
     "DbError",
     "NoResultsError",
     "ReadOnlyQueryError",
+    "RunState",
     "RunWriter",
     "SchemaVersionError",
     "connect",
     "engine",
+    "read_plan",
     "resolve_results_dir",
+    "run_state",
+    "sweep_dir",
+    "write_sweep",
 ]

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from db.recover import run_recovering
-from db.views import quote_literal
+from db.sql import quote_literal
 
 VIEWS = ("runs", "metrics", "layer_metrics", "events")
 

@@ -78,7 +78,7 @@ def _with_sources(table: pa.Table, results_dir: Path, stats: dict[str, tuple[int
 
 def write_index(con, catalog) -> None:
     """Write the index of `catalog` (a fresh scan) using DuckDB connection `con` to read the row shards."""
-    from db.views import quote_literal
+    from db.sql import quote_literal
 
     root = catalog.results_dir / INDEX_DIR
     for table, schema in ROW_TABLES.items():

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from db.errors import ReadOnlyQueryError
-from db.views import quote_literal
+from db.sql import quote_literal
 
 # `EXPLAIN ANALYZE` runs the statement it explains (a `COPY … TO` inside the results directory would write):
 # so the statement after the prefix is checked like any other.

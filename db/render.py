@@ -9,7 +9,7 @@ from typing import BinaryIO
 
 import pyarrow as pa
 
-from db.views import quote_ident
+from db.sql import quote_ident
 
 FORMATS = ("table", "csv", "json", "parquet")
 

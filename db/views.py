@@ -16,6 +16,8 @@ from db.catalog import Catalog
 from db.index import SOURCE_COLUMNS, current_sources
 from db.liveness import dead_segments
 from db.schema import CONFIG_PREFIX, DATA_SCHEMAS, MANIFEST_SCHEMA, STATUS_SCHEMA
+from db.sql import quote_ident, quote_literal
+from db.sweep_views import create_sweep_views
 
 VAL_LOSS = "val_loss"
 TRAIN_LOSS = "train_loss"
@@ -34,16 +36,6 @@ RUNS_TRAILING = [
     "params", "flops_per_token", "started_at", "finished_at", "final_val_loss", "best_val_loss",
     "diverged_at_step", "final_train_loss", "last_step", "n_segments", "host", "summary", "config",
 ]
-
-
-def quote_literal(text: str) -> str:
-    """`text` as a SQL string literal."""
-    return "'" + text.replace("'", "''") + "'"
-
-
-def quote_ident(name: str) -> str:
-    """`name` as a SQL identifier (config keys may hold dots)."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _source(files: list[str], fields: list[tuple[str, pa.DataType]], union_by_name: bool = False) -> str:
@@ -102,7 +94,7 @@ def _row_table(con, catalog: Catalog, table: str, name: str, schema: pa.Schema) 
 
 
 def create_views(con, catalog: Catalog) -> None:
-    """Create the internal tables and the four public views on DuckDB connection `con`."""
+    """Create the internal tables and the public views (runs, metrics, layer_metrics, events, sweep_cells, sweeps)."""
     _row_table(con, catalog, "manifest", "_manifests", MANIFEST_SCHEMA)
     _row_table(con, catalog, "status", "_status", STATUS_SCHEMA)
     con.execute(
@@ -147,3 +139,4 @@ def create_views(con, catalog: Catalog) -> None:
         LEFT JOIN _dead d ON d.run_id = l.run_id AND d.segment = l.segment
         LEFT JOIN progress p USING (run_id)
     """)
+    create_sweep_views(con, str(catalog.results_dir))

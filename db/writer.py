@@ -27,7 +27,9 @@ from db.paths import check_run_id, data_shard_name, is_shard_name, parse_segment
 from db.schema import CONFIG_PREFIX, MANIFEST_SCHEMA, STATUS_SCHEMA, ensure_version_file
 from db.shard_io import publish, publish_exclusive
 
-STATUSES = ("completed", "diverged", "failed")
+# completed and diverged are results; failed (raised) and interrupted (stopped by a signal after a checkpoint)
+# are segments a sweep continues.
+STATUSES = ("completed", "diverged", "failed", "interrupted")
 DEFAULT_FLUSH_ROWS = 200_000
 DEFAULT_FLUSH_SECONDS = 30.0
 
@@ -214,7 +216,8 @@ class RunWriter:
         self._last_flush = time.monotonic()
 
     def close(self, status: str = "completed", *, diverged_at_step: int | None = None, summary: Mapping[str, Any] | None = None) -> None:
-        """Flush and record how the run ended: `completed`, `diverged` (a result) or `failed` (to retry)."""
+        """Flush and record how the segment ended: `completed`, `diverged` (results), `failed` (raised; to retry) or
+        `interrupted` (stopped on request after a checkpoint; to resume)."""
         self._check_open()
         if status not in STATUSES:
             raise DbError(f"status={status!r} is invalid; valid options: {', '.join(map(repr, STATUSES))}.")

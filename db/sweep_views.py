@@ -1,0 +1,78 @@
+"""The `sweep_cells` and `sweeps` views: sweep membership from the plans, joined to the `runs` view.
+
+A sweep with a plan is exactly its plan's cells (a cell with no run yet is `pending`). Runs whose manifest
+names a sweep that has no plan (written with `db.RunWriter` or `harness run --sweep`) form an implicit
+sweep: their own arm and seed, `lr` from their config.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+
+from db.sweeps import CELL_SCHEMA, sweep_files
+from db.sql import quote_literal
+
+PLAN_COLUMNS = ["sweep", "arm", "lr", "seed", "trial", "run_id", "cell", "matched_residual", "steps", "arm_values"]
+# Cells still to train: interrupted and crashed runs are resumed by the next worker that claims them.
+WAITING = ("pending", "interrupted", "crashed")
+
+_META_SCHEMA = pa.schema([
+    ("sweep", pa.string()), ("question", pa.string()), ("baseline", pa.string()), ("axes", pa.string()),
+    ("source", pa.string()), ("created_at", pa.string()),
+])
+
+
+def _plans_table(con, plans: list[str]) -> None:
+    if plans:
+        listing = ", ".join(map(quote_literal, plans))
+        con.execute(f"CREATE TABLE _plans AS SELECT {', '.join(PLAN_COLUMNS)} FROM read_parquet([{listing}], union_by_name = true)")
+    else:
+        con.register("_empty_plans", pa.Table.from_pylist([], schema=CELL_SCHEMA))
+        con.execute(f"CREATE TABLE _plans AS SELECT {', '.join(PLAN_COLUMNS)} FROM _empty_plans")
+        con.unregister("_empty_plans")
+
+
+def _meta_table(con, records: list[dict]) -> None:
+    rows = [
+        {"sweep": r.get("sweep"), "question": r.get("question"), "baseline": r.get("baseline"),
+         "axes": json.dumps(r.get("axes") or []), "source": r.get("source"), "created_at": r.get("created_at")}
+        for r in records
+    ]
+    con.register("_meta_rows", pa.Table.from_pylist(rows, schema=_META_SCHEMA))
+    con.execute("CREATE TABLE _sweep_meta AS SELECT * REPLACE (created_at::TIMESTAMPTZ AS created_at) FROM _meta_rows")
+    con.unregister("_meta_rows")
+
+
+def create_sweep_views(con, results_dir: str) -> None:
+    """Create `sweep_cells` and `sweeps` on a connection that already has the `runs` view."""
+    plans, records = sweep_files(results_dir)
+    _plans_table(con, plans)
+    _meta_table(con, records)
+    run_columns = {row[0] for row in con.execute("DESCRIBE runs").fetchall()}
+    run_lr = "r.lr" if "lr" in run_columns else "NULL::DOUBLE"
+    con.execute(f"""
+        CREATE VIEW sweep_cells AS
+        SELECT p.*, coalesce(r.status, 'pending') AS status
+        FROM _plans p LEFT JOIN runs r USING (run_id)
+        UNION ALL BY NAME
+        SELECT r.sweep, r.arm, {run_lr}::DOUBLE AS lr, r.seed, NULL::BIGINT AS trial, r.run_id, NULL::BIGINT AS cell,
+            NULL::DOUBLE AS matched_residual, NULL::BIGINT AS steps, NULL::VARCHAR AS arm_values, r.status
+        FROM runs r
+        WHERE r.sweep IS NOT NULL AND r.sweep NOT IN (SELECT sweep FROM _plans)
+    """)
+    waiting = ", ".join(map(quote_literal, WAITING))
+    con.execute(f"""
+        CREATE VIEW sweeps AS
+        SELECT c.sweep, any_value(m.question) AS question, any_value(m.baseline) AS baseline,
+            coalesce(any_value(m.axes), '[]') AS axes, count(*) AS n_cells,
+            count(*) FILTER (WHERE c.status = 'completed') AS completed,
+            count(*) FILTER (WHERE c.status = 'diverged') AS diverged,
+            count(*) FILTER (WHERE c.status = 'failed') AS failed,
+            count(*) FILTER (WHERE c.status = 'running') AS running,
+            count(*) FILTER (WHERE c.status IN ({waiting})) AS pending,
+            any_value(m.created_at) AS created_at
+        FROM sweep_cells c LEFT JOIN _sweep_meta m USING (sweep)
+        GROUP BY c.sweep ORDER BY c.sweep
+    """)

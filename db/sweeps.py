@@ -1,0 +1,111 @@
+"""Sweep plans in the results store: which cells (arm, lr, seed) a sweep asked for, and each cell's run id.
+
+`<results>/sweeps/<sweep>/sweep.json` holds the sweep's description (question, baseline arm, axes) and
+`cells.parquet` its plan, one row per cell, including the cell's three configs as JSON so that any worker,
+on any host, can train a cell from the results directory alone. Both files are replaced atomically on
+each launch. Membership lives here rather than in a run's manifest, so one run can serve several sweeps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from db.errors import DbError
+from db.schema import ensure_version_file
+
+SWEEPS_DIR = "sweeps"
+SWEEP_FILE = "sweep.json"
+CELLS_FILE = "cells.parquet"
+SWEEP_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]{0,199}$")
+
+CELL_SCHEMA = pa.schema([
+    ("sweep", pa.string()), ("arm", pa.string()), ("lr", pa.float64()), ("seed", pa.int64()),
+    ("trial", pa.int64()), ("run_id", pa.string()), ("cell", pa.int64()), ("matched_residual", pa.float64()),
+    ("steps", pa.int64()), ("arm_values", pa.string()), ("model", pa.string()), ("train", pa.string()),
+    ("data", pa.string()),
+])
+META_FIELDS = ("question", "baseline", "axes", "source", "n_cells", "created_at")
+
+
+def check_sweep_name(sweep: str) -> None:
+    """Sweep names become folder names: letters, digits and `._=+-`, starting with a letter or digit."""
+    if not isinstance(sweep, str) or not SWEEP_NAME_PATTERN.match(sweep):
+        raise DbError(
+            f"sweep={sweep!r} is invalid: use 1-200 characters from letters, digits and '._=+-', "
+            "starting with a letter or digit."
+        )
+
+
+def sweep_dir(results_dir: str | os.PathLike, sweep: str) -> Path:
+    """The folder of one sweep's plan and report."""
+    return Path(results_dir) / SWEEPS_DIR / sweep
+
+
+def _replace_atomically(path: Path, write) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    write(tmp)
+    os.replace(tmp, path)
+
+
+def write_sweep(results_dir: str | os.PathLike, sweep: str, meta: Mapping[str, Any], cells: Iterable[Mapping[str, Any]]) -> Path:
+    """Record sweep `sweep`'s description and plan (replacing an earlier launch's). `meta` may hold question,
+    baseline, axes (list of switch names) and source; each cell row holds CELL_SCHEMA's columns (missing: NULL).
+    Returns the sweep's folder."""
+    check_sweep_name(sweep)
+    unknown = sorted(set(meta) - set(META_FIELDS))
+    if unknown:
+        raise DbError(f"write_sweep: unknown meta field(s) {', '.join(unknown)}; valid: {', '.join(META_FIELDS)}.")
+    rows = [dict(cell) for cell in cells]
+    for i, row in enumerate(rows):
+        bad = sorted(set(row) - set(CELL_SCHEMA.names))
+        if bad:
+            raise DbError(f"write_sweep: cell {i} has unknown column(s) {', '.join(bad)}; valid: {', '.join(CELL_SCHEMA.names)}.")
+        row.setdefault("cell", i)
+        row["sweep"] = sweep
+    table = pa.Table.from_pylist(rows, schema=CELL_SCHEMA)
+    results_dir = Path(results_dir)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    ensure_version_file(results_dir)
+    folder = sweep_dir(results_dir, sweep)
+    record = {
+        "sweep": sweep, "question": None, "baseline": None, "axes": [], "source": None,
+        **dict(meta), "n_cells": len(rows), "created_at": datetime.now(timezone.utc).isoformat(),
+    }
+    _replace_atomically(folder / CELLS_FILE, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+    _replace_atomically(folder / SWEEP_FILE, lambda tmp: tmp.write_text(json.dumps(record, indent=1, default=str)))
+    return folder
+
+
+def sweep_files(results_dir: str | os.PathLike) -> tuple[list[str], list[dict[str, Any]]]:
+    """(the plans' cells.parquet paths, the sweep.json records) of every sweep in the store."""
+    root = Path(results_dir) / SWEEPS_DIR
+    plans, records = [], []
+    if not root.is_dir():
+        return plans, records
+    for entry in sorted(os.scandir(root), key=lambda e: e.name):
+        cells, meta = Path(entry.path) / CELLS_FILE, Path(entry.path) / SWEEP_FILE
+        if not (cells.is_file() and meta.is_file()):
+            continue
+        try:
+            records.append(json.loads(meta.read_text()))
+        except (OSError, json.JSONDecodeError):
+            continue  # being replaced right now, or damaged: the sweep's runs still show under their own labels
+        plans.append(str(cells))
+    return plans, records
+
+
+def read_plan(results_dir: str | os.PathLike, sweep: str) -> pa.Table:
+    """Sweep `sweep`'s plan (CELL_SCHEMA columns); DbError when the store has no such sweep."""
+    path = sweep_dir(results_dir, sweep) / CELLS_FILE
+    if not path.is_file():
+        raise DbError(f"no sweep {sweep!r} in {results_dir}: launch it with `harness sweep ABLATION`.")
+    return pq.read_table(path)
