@@ -3,12 +3,19 @@
 Lightning's checkpoint holds the model, AdamW and LR-schedule state, the loops' step counters and the
 callbacks' state (spike windows, first loss); the data position is the step itself, since the batch of
 micro-step i is a pure function of (seed, i).
+
+Checkpoints are read with torch's weights-only unpickler: a results directory may be shared (a cluster
+filesystem), and a full unpickle would run whatever code a planted file names. Lightning's checkpoints
+hold only tensors and plain Python data, so nothing needs allow-listing.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from harness.config.base import ConfigError
+
+CONFIGS_KEY = "harness_configs"  # where a checkpoint keeps the configs its model and run were built from
 LAST = "last.ckpt"
 TOKENIZER = "tokenizer.json"  # the run's tokenizer, copied beside its checkpoints
 
@@ -24,19 +31,28 @@ def last_checkpoint(results_dir: Path, run_id: str) -> Path | None:
     return path if path.exists() else None
 
 
-def _load(path: Path) -> dict:
+def load_checkpoint(path: Path) -> dict:
+    """A checkpoint's contents, on CPU; ConfigError (nothing unpickled) if it holds more than tensors and
+    plain data."""
+    import pickle
+
     import torch  # here, so the CLI can check a run's checkpoints before paying for torch
 
-    return torch.load(path, map_location="cpu", weights_only=False, mmap=True)
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except pickle.UnpicklingError:
+        unsafe = ", ".join(torch.serialization.get_unsafe_globals_in_checkpoint(path)) or "objects"
+        raise ConfigError(
+            f"checkpoint {path} holds {unsafe}, not only tensors and plain data: refusing to load it, since "
+            f"unpickling it could run code. Delete it if no harness run wrote it."
+        ) from None
 
 
 def checkpoint_step(path: Path) -> int:
     """The optimizer step a checkpoint was taken at."""
-    return int(_load(path)["global_step"])
+    return int(load_checkpoint(path)["global_step"])
 
 
 def checkpoint_configs(path: Path) -> dict[str, dict]:
     """The configs the checkpointed run was built from: {"model": ModelConfig dict, "train": TrainConfig dict}."""
-    from harness.train.lit import CONFIGS_KEY
-
-    return _load(path)[CONFIGS_KEY]
+    return load_checkpoint(path)[CONFIGS_KEY]

@@ -13,9 +13,9 @@ from lightning.pytorch import LightningModule
 from harness.config.model import ModelConfig
 from harness.config.train import TrainConfig
 from harness.model import build_model
+from harness.train.checkpoints import CONFIGS_KEY
 from harness.train.optim import build_optimizer
 
-CONFIGS_KEY = "harness_configs"  # where a checkpoint keeps the configs its model and run were built from
 LOSS_TERMS = ("train_loss", "z_loss", "aux_loss")  # CE, mean(log Z²) (0 when z-loss is off), MoE balance loss
 
 

@@ -1,17 +1,18 @@
-"""Load a trained run back: its model (from the last checkpoint) and the tokenizer it was trained with."""
+"""Load a trained run back: its model (from the last checkpoint) and the tokenizer it was trained with.
+
+Without Lightning (a checkpoint is a plain dict), so `harness sample` starts in about 2 s instead of 8.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import torch
 from tokenizers import Tokenizer
 
 from harness.config.base import ConfigError
 from harness.config.model import ModelConfig
 from harness.model import Transformer, build_model
-from harness.train.checkpoints import TOKENIZER, checkpoint_dir, last_checkpoint
-from harness.train.lit import CONFIGS_KEY
+from harness.train.checkpoints import CONFIGS_KEY, TOKENIZER, checkpoint_dir, last_checkpoint, load_checkpoint
 
 MODEL_PREFIX = "model."  # LitLM keeps the Transformer as `self.model`
 
@@ -21,7 +22,7 @@ def load_trained(results_dir: Path, run_id: str) -> tuple[Transformer, Tokenizer
     path = last_checkpoint(results_dir, run_id)
     if path is None:
         raise ConfigError(f"run {run_id!r} has no checkpoint in {checkpoint_dir(results_dir, run_id)}; check the run id and --results.")
-    checkpoint = torch.load(path, map_location="cpu", weights_only=False)
+    checkpoint = load_checkpoint(path)
     model = build_model(ModelConfig.from_dict(checkpoint[CONFIGS_KEY]["model"]))
     state = {k.removeprefix(MODEL_PREFIX): v for k, v in checkpoint["state_dict"].items() if k.startswith(MODEL_PREFIX)}
     model.load_state_dict(state)

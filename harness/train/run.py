@@ -170,6 +170,6 @@ def train_run(spec: RunSpec, data: PreparedData, extra_loggers: Sequence[Logger]
     data.tokenizer.save(str(ckpt_dir / TOKENIZER))  # `harness sample` decodes with exactly this tokenizer
     with process_flags(train, device):
         trainer = build_trainer(train, device, callbacks, [results, *extra_loggers], progress, ckpt_dir)
-        trainer.fit(module, datamodule=datamodule, ckpt_path=resume_from)
+        trainer.fit(module, datamodule=datamodule, ckpt_path=resume_from, weights_only=True)  # no code runs on load
     summary = callbacks[-1].summary
     return RunOutcome(spec.run_id, summary["status"], summary, ckpt_dir)
