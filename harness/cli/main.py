@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         print(f"harness {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C before training started (training itself stops at a step, cleanly)
+        print(f"harness {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -7,9 +7,13 @@ built; torch and Lightning are imported only after that.
 from __future__ import annotations
 
 import argparse
+import shlex
+import signal
 import sys
 import time
 from pathlib import Path
+
+from harness.config.base import ConfigError
 
 
 def register(subparsers) -> None:
@@ -33,7 +37,13 @@ def register(subparsers) -> None:
     parser.add_argument("--data", metavar="SOURCE", help="'default', a local file/dir/glob, or a hub dataset name")
     parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
     parser.add_argument("--run-id", metavar="ID", help="run id (default: content hash of the three configs)")
-    parser.add_argument("--resume", action="store_true", help="continue an interrupted run (same configs, so the same run id) from its last checkpoint")
+    parser.add_argument(
+        "--resume", action="store_true",
+        help="continue an interrupted or crashed run (same configs, so the same run id) from its last checkpoint; "
+        "a run with no checkpoint yet starts again from step 0",
+    )
+    parser.add_argument("--sweep", metavar="NAME", help="label the run with a sweep name (groups hand-made runs in `runs` and `sweep_cells`)")
+    parser.add_argument("--arm", metavar="NAME", help="label the run with an arm name within --sweep")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (e.g. in batch jobs)")
     parser.set_defaults(handler=run)
 
@@ -49,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
     model, train, data = resolve_configs(args.preset, args.config, args.overrides, args.steps, args.data)
     check_compatible(model, train)
+    check_labels(args.sweep, args.arm)
     results_dir = Path(db.resolve_results_dir(args.results))
     check_results_dir(results_dir)
     run_id = args.run_id or run_key(model, train, data)
@@ -60,11 +71,42 @@ def run(args: argparse.Namespace) -> int:
     from harness.train.run import RunSpec, check_run_inputs, train_run  # torch and Lightning from here on
 
     check_run_inputs(prepared, train)
-    spec = RunSpec(model, train, data, results_dir, run_id, resume=args.resume)
+    spec = RunSpec(model, train, data, results_dir, run_id, resume=args.resume, sweep=args.sweep, arm=args.arm)
     print(f"harness run: {run_id} → {results_dir} (setup {time.perf_counter() - started:.1f} s)", file=sys.stderr)
     outcome = train_run(spec, prepared, progress=not args.no_progress)
+    if outcome.interrupted is not None:
+        return report_interrupted(outcome, run_id)
     print(render_summary(outcome, results_dir))
     return 0
+
+
+def check_labels(sweep: str | None, arm: str | None) -> None:
+    """--arm only means something within a sweep, and both become plain labels in the store."""
+    import db
+    from db.sweeps import check_sweep_name
+
+    if arm is not None and sweep is None:
+        raise ConfigError("--arm needs --sweep: an arm is a member of a sweep (e.g. --sweep my-qk --arm rmsnorm).")
+    if sweep is not None:
+        try:
+            check_sweep_name(sweep)
+        except db.DbError as err:
+            raise ConfigError(f"--sweep: {err}") from None
+    if arm is not None and not arm.strip():
+        raise ConfigError("--arm '' is invalid: give the arm a name.")
+
+
+def report_interrupted(outcome, run_id: str) -> int:
+    """A requested stop (Ctrl-C, SIGTERM): say where the checkpoint is and how to continue; exit 128 + signal."""
+    stop = outcome.interrupted
+    argv = sys.argv[1:] if sys.argv[1:2] == ["run"] else ["run", *sys.argv[1:]]
+    again = ["harness", *argv, *([] if "--resume" in argv else ["--resume"])]  # same configs: the same run id
+    print(
+        f"run {run_id}: interrupted by {signal.Signals(stop.signum).name} at step {stop.step}; checkpoint written to "
+        f"{outcome.checkpoint_dir}\n  continue with: {shlex.join(again)}",
+        file=sys.stderr,
+    )
+    return 128 + stop.signum
 
 
 def _number(value, spec: str = ".4f") -> str:

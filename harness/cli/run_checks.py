@@ -39,8 +39,8 @@ def check_run_id_free(results_dir: Path, run_id: str) -> None:
 
 
 def check_resumable(results_dir: Path, run_id: str, model: ModelConfig, train: TrainConfig) -> None:
-    """`--resume` needs a checkpoint of the run, trained with these same configs, and a run that has not
-    finished (completed or diverged)."""
+    """`--resume` needs a run that has not finished (completed or diverged) and, when it has a checkpoint,
+    one trained with these same configs. A run with no checkpoint yet starts again from step 0."""
     import db
     from db.paths import run_dir
     from harness.train.checkpoints import checkpoint_configs, last_checkpoint
@@ -48,11 +48,11 @@ def check_resumable(results_dir: Path, run_id: str, model: ModelConfig, train: T
     check_valid_run_id(run_id)
     if not run_dir(results_dir, run_id).exists():
         raise ConfigError(f"--resume: no run {run_id!r} in {results_dir}; check --results / --run-id or the --set values.")
-    if last_checkpoint(results_dir, run_id) is None:
-        raise ConfigError(f"--resume: run {run_id!r} has no checkpoint yet; start it again without --resume and --run-id NEW.")
     row = db.connect(results_dir).execute("SELECT status FROM runs WHERE run_id = ?", [run_id]).fetchone()
     if row is not None and row[0] in ("completed", "diverged"):
         raise ConfigError(f"--resume: run {run_id!r} already ended ({row[0]}); nothing to continue.")
+    if last_checkpoint(results_dir, run_id) is None:
+        return
     stored = checkpoint_configs(last_checkpoint(results_dir, run_id))
     changed = [
         f"{name}={stored[key].get(name)!r}→{value!r}"

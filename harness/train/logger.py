@@ -9,6 +9,8 @@ hyperparameters a LightningModule logs on top are kept as a `hyperparams` event.
 from __future__ import annotations
 
 import json
+import sys
+import traceback
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -43,6 +45,7 @@ class ResultsLogger(Logger):
         self._identity = {"sweep": sweep, "arm": arm, "seed": seed, "params": params, "flops_per_token": flops_per_token}
         self.resume_from_step = resume_from_step
         self.diverged_at_step: int | None = None
+        self.interrupted_at_step: int | None = None  # set by StopOnRequest once its checkpoint is written
         self.summary: dict[str, Any] = {}
         self._writer: RunWriter | None = None
 
@@ -97,15 +100,20 @@ class ResultsLogger(Logger):
 
     @rank_zero_only
     def finalize(self, status: str) -> None:
-        """Close the run: Lightning's 'success' becomes completed or diverged; anything else is failed."""
+        """Close the run: Lightning's 'success' becomes completed or diverged; a requested stop interrupted;
+        anything else failed, with the exception Lightning is handling (its traceback) in the summary."""
         if self._writer is None or self._writer.closed:
             return
         if self.diverged_at_step is not None:
             self._writer.close("diverged", diverged_at_step=self.diverged_at_step, summary=self.summary)
+        elif self.interrupted_at_step is not None:
+            self._writer.close("interrupted", summary={**self.summary, "interrupted_at_step": self.interrupted_at_step})
         elif status in ("success", "finished"):
             self._writer.close("completed", summary=self.summary)
         else:
-            self._writer.close("failed", summary=self.summary)
+            error = sys.exc_info()[1]  # Lightning finalizes from inside its `except` block
+            failure = {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()} if error else {}
+            self._writer.close("failed", summary={**self.summary, **failure})
 
 
 class FlushOnCheckpoint(Callback):

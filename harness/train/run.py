@@ -7,6 +7,7 @@ checked before this point (`harness.train.checks`); what happens here is compute
 from __future__ import annotations
 
 import logging
+import os
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ import torch
 from lightning.pytorch import Trainer, seed_everything
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.loggers import Logger
+from lightning.pytorch.plugins.environments import LightningEnvironment, SLURMEnvironment
 
 from harness import calc
 from harness.config.base import ConfigError
@@ -26,6 +28,7 @@ from harness.config.train import TrainConfig
 from harness.data import PreparedData, TokenDataModule
 from harness.train.checkpoints import TOKENIZER, checkpoint_dir, checkpoint_step, last_checkpoint
 from harness.train.divergence import DivergenceMonitor
+from harness.train.interrupt import RunInterrupted, StopOnRequest, clear_stop_request, stop_on_signals
 from harness.train.lit import LitLM
 from harness.train.logger import FlushOnCheckpoint, ResultsLogger
 from harness.train.probes import ProbeTelemetry
@@ -61,19 +64,33 @@ class RunSpec:
     data: DataConfig
     results_dir: Path
     run_id: str
-    resume: bool = False
+    resume: bool = False  # continue from the last checkpoint; with none, start again at step 0 as a new segment
     sweep: str | None = None
     arm: str | None = None
 
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """How a run ended: status (completed | diverged), its closing summary, and where checkpoints are."""
+    """How a run ended: status (completed | diverged | interrupted), its closing summary, where checkpoints are,
+    and for an interrupted run the signal and the step of its stop checkpoint."""
 
     run_id: str
     status: str
     summary: dict[str, Any] = field(default_factory=dict)
     checkpoint_dir: Path | None = None
+    interrupted: RunInterrupted | None = None
+
+
+# Set by the SLURM backend's workers: only there is Lightning's SLURM detection wanted (and its own requeue,
+# which would race the backend's, stays off). Elsewhere an installed `srun` made Lightning print a hint per run.
+SLURM_BACKEND_ENV = "HARNESS_SLURM_BACKEND"
+
+
+def cluster_environment():
+    """The cluster environment plugin: SLURM's without auto-requeue under our SLURM backend, else none."""
+    if os.environ.get(SLURM_BACKEND_ENV):
+        return SLURMEnvironment(auto_requeue=False)
+    return LightningEnvironment()
 
 
 def telemetry_callbacks(train: TrainConfig, model: ModelConfig) -> list:
@@ -104,8 +121,9 @@ def build_trainer(train: TrainConfig, device: str, callbacks: list, loggers: lis
         accumulate_grad_batches=train.grad_accum,
         limit_val_batches=0,
         num_sanity_val_steps=0,
-        callbacks=[*callbacks, FlushOnCheckpoint(), checkpoints],
+        callbacks=[*callbacks, FlushOnCheckpoint(), checkpoints, StopOnRequest(ckpt_dir)],
         logger=loggers,
+        plugins=[cluster_environment()],
         enable_progress_bar=progress,
         enable_model_summary=False,
         deterministic=device == "cpu",
@@ -149,12 +167,17 @@ def process_flags(train: TrainConfig, device: str) -> Iterator[None]:
 
 
 def train_run(spec: RunSpec, data: PreparedData, extra_loggers: Sequence[Logger] = (), progress: bool = True) -> RunOutcome:
-    """Train (or, with `spec.resume`, continue) one arm; a divergence is an outcome, not an exception."""
+    """Train (or, with `spec.resume`, continue) one arm; a divergence is an outcome, not an exception, and so
+    is a stop requested by SIGINT/SIGTERM (status `interrupted`, after a checkpoint at the current step)."""
     quiet_lightning()
     train, model_cfg = spec.train, spec.model
     device = resolve_device(train)
     ckpt_dir = checkpoint_dir(spec.results_dir, spec.run_id)
     resume_from = last_checkpoint(spec.results_dir, spec.run_id) if spec.resume else None
+    if resume_from is not None:
+        start_step = checkpoint_step(resume_from) + 1
+    else:
+        start_step = 0 if spec.resume else None  # no checkpoint yet: a new segment that supersedes every row
     seed_everything(train.seed, verbose=False)
     module = LitLM(model_cfg, train)
     datamodule = TokenDataModule(data, train.seq_len, train.batch_size, train.seed)
@@ -163,13 +186,17 @@ def train_run(spec: RunSpec, data: PreparedData, extra_loggers: Sequence[Logger]
         config={**model_cfg.to_dict(), **train.to_dict(), **spec.data.to_dict(), "corpus_hash": data.corpus_hash},
         sweep=spec.sweep, arm=spec.arm, seed=train.seed,
         params=calc.params(model_cfg), flops_per_token=calc.flops_per_token(model_cfg, train.seq_len),
-        resume_from_step=checkpoint_step(resume_from) + 1 if resume_from is not None else None,
+        resume_from_step=start_step,
     )
     callbacks = telemetry_callbacks(train, model_cfg)
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     data.tokenizer.save(str(ckpt_dir / TOKENIZER))  # `harness sample` decodes with exactly this tokenizer
-    with process_flags(train, device):
+    with process_flags(train, device), stop_on_signals():
         trainer = build_trainer(train, device, callbacks, [results, *extra_loggers], progress, ckpt_dir)
-        trainer.fit(module, datamodule=datamodule, ckpt_path=resume_from, weights_only=True)  # no code runs on load
+        try:
+            trainer.fit(module, datamodule=datamodule, ckpt_path=resume_from, weights_only=True)  # no code runs on load
+        except RunInterrupted as stop:
+            clear_stop_request()  # handled: the caller sees it in the outcome; a next run must not stop at once
+            return RunOutcome(spec.run_id, "interrupted", {"steps": stop.step}, ckpt_dir, stop)
     summary = callbacks[-1].summary
     return RunOutcome(spec.run_id, summary["status"], summary, ckpt_dir)
