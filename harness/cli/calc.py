@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 from harness import calc
+from harness.cli.output import print_result
 from harness.cli.overrides import split_overrides
 from harness.cli.table import render_table
 from harness.config.base import ConfigError
@@ -31,23 +32,39 @@ def register(subparsers) -> None:
     parser.add_argument("--seq-len", metavar="T", help="context for the attention FLOPs (default: max_seq_len)")
     parser.add_argument("--kv-dtype", default="bf16", choices=sorted(calc.BYTES_PER_ELEMENT), help="KV-cache element type")
     parser.add_argument("--iso-params", metavar="N", help="resize the config to about N parameters (e.g. 25e6)")
-    parser.add_argument("--solve", default="d_ff", choices=calc.SOLVABLE_FIELDS, help="the field --iso-params changes")
+    parser.add_argument("--solve", choices=calc.SOLVABLE_FIELDS, help="the field --iso-params changes (default: d_ff)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Resolve the config, optionally solve for the target size, print the figures."""
+    if args.solve is not None and args.iso_params is None:
+        raise ConfigError(f"--solve {args.solve} needs --iso-params N: it names the field resized to N parameters.")
     cfg = _config(args)
     report = {}
     if args.iso_params is not None:
+        solve = args.solve or "d_ff"
         target = _count_option("iso_params", args.iso_params)
-        cfg, residual = calc.iso_param(cfg, target, solve=args.solve)
-        report["iso_param"] = {"solve": args.solve, args.solve: getattr(cfg, args.solve), "target": target, "residual": residual}
+        cfg, residual = _solve(cfg, target, solve)
+        report["iso_param"] = {"solve": solve, solve: getattr(cfg, solve), "target": target, "residual": residual}
     seq_len = None if args.seq_len is None else _count_option("seq_len", args.seq_len)
     report = {**calc.summary(cfg, seq_len, args.kv_dtype), **report, "config": cfg.to_dict()}
-    print(json.dumps(report, indent=2) if args.json else _table(report))
+    print_result(json.dumps(report, indent=2) if args.json else _table(report))
     return 0
+
+
+def _solve(cfg: ModelConfig, target: int, solve: str) -> tuple[ModelConfig, int]:
+    """`calc.iso_param`, refusing a target below the smallest config the solved field can give: the solver
+    would return that config with a residual larger than the target itself."""
+    smallest, _ = calc.iso_param(cfg, 1, solve=solve)
+    if calc.params(smallest) > target:
+        raise ConfigError(
+            f"--iso-params {target:,} is unreachable by solving {solve}: the smallest {solve} "
+            f"({getattr(smallest, solve):,}) already gives {calc.params(smallest):,} parameters; shrink the other "
+            f"fields (--set vocab_size=…, n_layers=…) or aim higher."
+        )
+    return calc.iso_param(cfg, target, solve=solve)
 
 
 def _config(args: argparse.Namespace) -> ModelConfig:

@@ -6,7 +6,6 @@ duckdb and pyarrow are imported inside the handlers so `harness --help` stays in
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import warnings
 
@@ -98,16 +97,14 @@ def _check_output(args: argparse.Namespace) -> None:
 
 def _emit(table, args: argparse.Namespace) -> int:
     from db.render import write
+    from harness.cli.output import stdout_reader_may_leave
 
     if args.output:
         with open(args.output, "wb") as sink:
             write(table, args.format, sink)
     else:
-        try:
+        with stdout_reader_may_leave():
             write(table, args.format, sys.stdout.buffer)
-            sys.stdout.flush()
-        except BrokenPipeError:  # the reader (`| head`) has what it wanted: not an error
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # keeps the exit-time flush quiet
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness import calc
+from harness.cli.output import print_result
 from harness.cli.table import render_table
 from harness.config.model import ModelConfig
 from harness.presets import PRESETS
@@ -23,7 +24,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print one row per preset."""
-    print(render_table(HEADERS, [_row(name, make()) for name, make in PRESETS.items()]))
+    print_result(render_table(HEADERS, [_row(name, make()) for name, make in PRESETS.items()]))
     return 0
 
 

@@ -1,6 +1,7 @@
 """`harness calc` and `harness presets` run for real: through `main([...])`, and once as a subprocess."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -79,6 +80,9 @@ def test_iso_params_reports_the_solved_field_and_residual(capsys, solve):
         (["--preset", "tiny", "--set", "d_model"], "expected field=value"),
         (["--preset", "tiny", "--seq-len", "0"], "--seq-len='0' is invalid"),
         (["--preset", "tiny", "--iso-params", "lots"], "--iso-params='lots' is invalid"),
+        (["--preset", "tiny", "--solve", "d_model"], "--solve d_model needs --iso-params N"),
+        (["--preset", "tiny", "--iso-params", "10"], "--iso-params 10 is unreachable by solving d_ff: the smallest d_ff (1)"),
+        (["--preset", "tiny", "--iso-params", "10", "--solve", "d_model"], "unreachable by solving d_model"),
         (["--hf-config", "no/such/config.json"], "cannot read it"),
     ],
 )
@@ -110,6 +114,25 @@ def test_runs_as_a_process():
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["params"] == 164_160
+
+
+@pytest.mark.parametrize("argv", [["calc", "--preset", "tiny", "--json"], ["presets"]])
+def test_a_reader_that_leaves_early_is_not_an_error(argv):
+    """`harness calc --json | head`: the pipe is closed before anything is written (its reader has gone)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    done = subprocess.run([sys.executable, "-m", "harness.cli.main", *argv], stdout=write_end, stderr=subprocess.PIPE, text=True)
+    os.close(write_end)
+    assert done.returncode == 0 and done.stderr == ""
+
+
+def test_the_smallest_reachable_target_is_the_smallest_config(capsys):
+    floor = calc_json(capsys, "--preset", "tiny", "--set", "d_ff=1")["params"]
+    assert calc_json(capsys, "--preset", "tiny", "--iso-params", str(floor))["iso_param"] == {
+        "solve": "d_ff", "d_ff": 1, "target": floor, "residual": 0,
+    }
+    code, _, err = run_cli(capsys, "calc", "--preset", "tiny", "--iso-params", str(floor - 1))
+    assert code == 2 and f"already gives {floor:,} parameters" in err
 
 
 def test_calc_and_presets_never_import_torch():
