@@ -181,6 +181,20 @@ def _closest_multiple(count: Callable[[int], int], target: int) -> int:
     return high
 
 
+def _iso(cfg: ModelConfig, target: int, measure: Callable[[ModelConfig], int], solve: str, multiple_of: int, who: str) -> tuple[ModelConfig, int]:
+    """Resize `cfg` along `solve` so `measure(cfg)` (non-decreasing in the solved field) is closest to `target`."""
+    check_choice(who, "solve", solve, SOLVABLE_FIELDS)
+    check_int(who, "target", target)
+    check_int(who, "multiple_of", multiple_of)
+    step = multiple_of if solve == "d_ff" else math.lcm(_width_step(cfg), multiple_of)
+
+    def resize(k: int) -> ModelConfig:
+        return cfg.replace(d_ff=k * step) if solve == "d_ff" else _with_width(cfg, k * step)
+
+    solved = resize(_closest_multiple(lambda k: measure(resize(k)), target))
+    return solved, measure(solved) - target
+
+
 def iso_param(cfg: ModelConfig, target_params: int, solve: str = "d_ff", multiple_of: int = 1) -> tuple[ModelConfig, int]:
     """Resize `cfg` so its total parameter count is as close to `target_params` as the grid allows.
 
@@ -188,13 +202,10 @@ def iso_param(cfg: ModelConfig, target_params: int, solve: str = "d_ff", multipl
     The solved field is a multiple of `multiple_of` (and, for d_model, of the step keeping heads whole).
     Returns (new config, residual = params(new) - target_params).
     """
-    check_choice("iso_param", "solve", solve, SOLVABLE_FIELDS)
-    check_int("iso_param", "target_params", target_params)
-    check_int("iso_param", "multiple_of", multiple_of)
-    step = multiple_of if solve == "d_ff" else math.lcm(_width_step(cfg), multiple_of)
+    return _iso(cfg, target_params, params, solve, multiple_of, "iso_param")
 
-    def resize(k: int) -> ModelConfig:
-        return cfg.replace(d_ff=k * step) if solve == "d_ff" else _with_width(cfg, k * step)
 
-    solved = resize(_closest_multiple(lambda k: params(resize(k)), target_params))
-    return solved, params(solved) - target_params
+def iso_flops(cfg: ModelConfig, target_flops: int, seq_len: int, solve: str = "d_ff", multiple_of: int = 1) -> tuple[ModelConfig, int]:
+    """As `iso_param`, matching training FLOPs per token at `seq_len` instead of parameters.
+    Returns (new config, residual = flops_per_token(new) - target_flops)."""
+    return _iso(cfg, target_flops, lambda c: flops_per_token(c, seq_len), solve, multiple_of, "iso_flops")
