@@ -181,10 +181,12 @@ def _closest_multiple(count: Callable[[int], int], target: int) -> int:
     return high
 
 
-def _iso(cfg: ModelConfig, target: int, measure: Callable[[ModelConfig], int], solve: str, multiple_of: int, who: str) -> tuple[ModelConfig, int]:
-    """Resize `cfg` along `solve` so `measure(cfg)` (non-decreasing in the solved field) is closest to `target`."""
+def _iso(cfg: ModelConfig, target: tuple[str, int], measure: Callable[[ModelConfig], int], solve: str, multiple_of: int, who: str) -> tuple[ModelConfig, int]:
+    """Resize `cfg` along `solve` so `measure(cfg)` (non-decreasing in the solved field) is closest to the
+    target, given as (argument name, value) for the error message."""
     check_choice(who, "solve", solve, SOLVABLE_FIELDS)
-    check_int(who, "target", target)
+    check_int(who, *target)
+    target = target[1]
     check_int(who, "multiple_of", multiple_of)
     step = multiple_of if solve == "d_ff" else math.lcm(_width_step(cfg), multiple_of)
 
@@ -202,10 +204,10 @@ def iso_param(cfg: ModelConfig, target_params: int, solve: str = "d_ff", multipl
     The solved field is a multiple of `multiple_of` (and, for d_model, of the step keeping heads whole).
     Returns (new config, residual = params(new) - target_params).
     """
-    return _iso(cfg, target_params, params, solve, multiple_of, "iso_param")
+    return _iso(cfg, ("target_params", target_params), params, solve, multiple_of, "iso_param")
 
 
 def iso_flops(cfg: ModelConfig, target_flops: int, seq_len: int, solve: str = "d_ff", multiple_of: int = 1) -> tuple[ModelConfig, int]:
     """As `iso_param`, matching training FLOPs per token at `seq_len` instead of parameters.
     Returns (new config, residual = flops_per_token(new) - target_flops)."""
-    return _iso(cfg, target_flops, lambda c: flops_per_token(c, seq_len), solve, multiple_of, "iso_flops")
+    return _iso(cfg, ("target_flops", target_flops), lambda c: flops_per_token(c, seq_len), solve, multiple_of, "iso_flops")
