@@ -38,14 +38,14 @@ def to_arrow(relation, fmt: str) -> pa.Table:
 
 def _cell(value: object) -> str:
     if value is None:
-        return "-"
+        return "NULL"  # as DuckDB prints it: a '-' could be a value, or read as a missing column
     if isinstance(value, float):
         return f"{value:.6g}"
     return str(value)
 
 
 def text_table(table: pa.Table) -> str:
-    """Columns aligned under their names; numbers right-aligned, NULL shown as '-'."""
+    """Columns aligned under their names; numbers right-aligned, NULL shown as NULL."""
     header = table.column_names
     rows = [list(map(_cell, row)) for row in zip(*(column.to_pylist() for column in table.columns))]  # by position: names may repeat
     widths = [max([len(name), *(len(row[i]) for row in rows)]) for i, name in enumerate(header)]

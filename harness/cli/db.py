@@ -11,9 +11,9 @@ import warnings
 
 FORMATS = ("table", "csv", "json", "parquet")  # = db.render.FORMATS, without importing pyarrow for --help
 
+# Columns keep their `runs` view names, so `--format json/csv` rows join back to the views.
 RUNS_SQL = """
-SELECT run_id AS run, sweep, arm, seed, status, last_step AS steps, final_val_loss, best_val_loss,
-       diverged_at_step AS diverged_at
+SELECT run_id, sweep, arm, seed, status, last_step, final_val_loss, best_val_loss, diverged_at_step
 FROM runs ORDER BY sweep NULLS LAST, arm NULLS LAST, seed NULLS LAST, run_id
 """
 

@@ -8,14 +8,15 @@ import pytest
 from db.render import FORMATS, json_records, text_table, to_arrow, write
 
 
-def test_text_table_aligns_columns_and_shows_null_as_dash():
-    table = pa.table({"run": ["a", "longer"], "loss": [1.23456789, None]})
+def test_text_table_aligns_columns_and_shows_null_as_null():
+    table = pa.table({"run": ["a", "longer", None], "loss": [1.23456789, None, 2.0], "note": ["-", None, "x"]})
     assert text_table(table).splitlines() == [
-        "run        loss",
-        "------  -------",
-        "a       1.23457",
-        "longer        -",
-        "(2 rows)",
+        "run        loss  note",
+        "------  -------  ----",
+        "a       1.23457  -",
+        "longer     NULL  NULL",
+        "NULL          2  x",
+        "(3 rows)",
     ]
 
 

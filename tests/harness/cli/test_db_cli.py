@@ -64,8 +64,17 @@ def test_results_default_comes_from_the_environment(results, monkeypatch, capsys
 def test_runs_prints_one_readable_line_per_run(results, capsys):
     assert main(["db", "runs", "--results", str(results)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["run", "sweep", "arm", "seed", "status", "steps", "final_val_loss", "best_val_loss", "diverged_at"]
-    assert lines[2].split() == ["run-0", "qk", "rmsnorm", "0", "completed", "19", "2.5", "2.5", "-"]
+    assert lines[0].split() == ["run_id", "sweep", "arm", "seed", "status", "last_step", "final_val_loss", "best_val_loss", "diverged_at_step"]
+    assert lines[2].split() == ["run-0", "qk", "rmsnorm", "0", "completed", "19", "2.5", "2.5", "NULL"]
+
+
+def test_runs_as_json_uses_the_views_column_names(results, capsys):
+    import db
+
+    assert main(["db", "runs", "--results", str(results), "--format", "json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert set(records[0]) <= set(db.connect(results).sql("select * from runs").columns)
+    assert [record["run_id"] for record in records] == ["run-0", "run-1"]
 
 
 @pytest.mark.parametrize(
