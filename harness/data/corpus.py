@@ -1,8 +1,8 @@
 """A corpus: the documents a `DataConfig` names, their content hash, and a cheap way to skip reloading them.
 
-A source is one of three kinds, told apart without the network: "default" (the built-in corpus), a local
-path (anything that exists, or looks like a path: a glob, a known extension, a leading / . ~), and
-otherwise a hub dataset name. Every kind yields documents: stripped, non-empty strings in source order,
+A source is one of three kinds, told apart without the network: "default" (the built-in corpus), a hub
+dataset name (`owner/name`, as the hub spells them, whose `owner` is not a local directory), and otherwise a
+local path: so a mistyped local folder is reported as missing at once instead of being looked up online. Every kind yields documents: stripped, non-empty strings in source order,
 capped at `max_chars`. The corpus hash is computed from that text, so the same text read from .txt,
 .jsonl or .parquet shares one tokenizer and token cache.
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
@@ -50,8 +51,18 @@ class CorpusStats:
     chars: int
 
 
-def _looks_like_path(source: str) -> bool:
-    return glob.has_magic(source) or source.startswith(("/", ".", "~")) or Path(source).suffix.lower() in LOADERS
+HUB_NAME_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # the hub's rule for owner and dataset names
+
+
+def _looks_like_hub_name(source: str) -> bool:
+    """`owner/name` that is not a path: nothing by that name on disk, no known extension, and no local
+    directory called `owner` (then `owner/name` is a mistyped path inside it)."""
+    parts = source.split("/")
+    return (
+        len(parts) == 2 and all(HUB_NAME_PART.fullmatch(part) for part in parts)
+        and Path(parts[1]).suffix.lower() not in LOADERS
+        and not Path(source).exists() and not Path(parts[0]).is_dir()
+    )
 
 
 def _local_files(source: str) -> list[Path]:
@@ -70,10 +81,10 @@ def resolve_source(cfg: DataConfig) -> Source:
     """Decide which kind of source `cfg.source` is and, for local ones, which files it means."""
     if cfg.source == DEFAULT_SOURCE:
         kind: SourceKind = "default"
-    elif Path(cfg.source).expanduser().exists() or _looks_like_path(cfg.source):
-        kind = "local"
-    else:
+    elif _looks_like_hub_name(cfg.source):
         kind = "hub"
+    else:
+        kind = "local"
     if kind != "hub" and cfg.split != "train":
         raise DataError(f"DataConfig.split={cfg.split!r} is invalid: a {kind} source has only the 'train' split.")
     if kind != "local":
@@ -87,7 +98,7 @@ def resolve_source(cfg: DataConfig) -> Source:
         elif path.exists():
             reason = "holds no .txt/.jsonl/.json/.parquet files"
         else:
-            reason = "does not exist (no file, directory or glob match)"
+            reason = "does not exist (no file, directory or glob match; a hub dataset is named owner/name)"
         raise DataError(f"DataConfig.source={cfg.source!r}: data path {reason}.")
     loaders = {LOADERS[p.suffix.lower()] for p in files}
     if len(loaders) > 1:

@@ -74,6 +74,15 @@ def test_missing_local_path_is_a_clear_error(tmp_path, source, monkeypatch):
         resolve_source(DataConfig(source=source))
 
 
+@pytest.mark.parametrize("source", ["mycorpus", "data/mycorpus", "data/corpus/part"])
+def test_a_name_that_is_not_owner_slash_name_is_a_missing_path_not_a_hub_look_up(tmp_path, monkeypatch, source):
+    """A mistyped local folder fails at once: `mycorpus` has no owner, and `data/mycorpus` is inside ./data."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    with pytest.raises(DataError, match=r"data path does not exist .*a hub dataset is named owner/name"):
+        resolve_source(DataConfig(source=source))
+
+
 def test_directory_without_data_files_is_an_error(tmp_path):
     (tmp_path / "readme.md").write_text("hello")
     with pytest.raises(DataError, match="holds no .txt/.jsonl/.json/.parquet files"):
