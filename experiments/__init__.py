@@ -1,1 +1,14 @@
-"""experiments: expand ablation grids into cells, validate and schedule them (sweeps are a later issue)."""
+"""experiments: declare an ablation grid in Python, expand it into cells with content-hashed keys, and run
+every cell exactly once on this machine (or, through the same claim protocol, on many). See docs/sweeps.md.
+
+    from experiments import Ablation, grid
+    ablation = Ablation("qk", "Does QK-norm beat soft-capping across LRs?", base="tiny",
+                        grid=grid(qk_norm=["none", "rmsnorm"]), lrs=[1e-3, 1e-2], seeds=3)
+"""
+
+from experiments.ablation import Ablation
+from experiments.cell import Cell
+from experiments.expand import Plan, SweepError, expand
+from experiments.grid import Grid, grid, zip_
+
+__all__ = ["Ablation", "Cell", "Grid", "Plan", "SweepError", "expand", "grid", "zip_"]

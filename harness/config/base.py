@@ -132,17 +132,19 @@ class ConfigBase:
                 object.__setattr__(self, name, float(value))
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able dict of every field (derived fields already resolved)."""
-        return dataclasses.asdict(self)  # type: ignore[arg-type]
+        """Plain JSON-able dict of every field (derived fields already resolved). Fields hold plain immutable
+        values, so no deep copy is needed (`dataclasses.asdict` made a sweep's expansion 4x slower)."""
+        return {name: getattr(self, name) for name in _field_names(type(self))}
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+        return _field_names(cls)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]):
         """Build from a dict; unknown keys are an error that lists the valid ones."""
-        unknown = [k for k in data if k not in cls.field_names()]
+        names = frozenset(_field_names(cls))
+        unknown = [k for k in data if k not in names]
         if unknown:
             hints = [f"{k!r} (did you mean {closest(k, cls.field_names())!r}?)" if closest(k, cls.field_names()) else repr(k) for k in unknown]
             raise ConfigError(
@@ -164,6 +166,11 @@ class ConfigBase:
         later version that adds a field at its default leaves every existing key (every stored run id) alone."""
         canonical = json.dumps({"type": type(self).__name__, **self.changed_fields()}, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 @functools.cache

@@ -1,0 +1,90 @@
+"""`Ablation`: one research question as data: a base model, a grid of switches, seeds, LRs, a budget and the
+baseline arm. `experiments.expand` turns it into cells; nothing here imports torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from harness.config.base import ConfigError
+from harness.config.model import ModelConfig
+from experiments.grid import Grid, grid as make_grid
+
+MATCHES = ("params", "flops")
+SOLVES = ("d_ff", "d_model")
+BUDGETS = ("steps", "tokens", "flops")
+
+Exclude = Callable[[dict[str, Any]], bool] | Sequence[Mapping[str, Any]] | None
+
+
+def _fail(name: str, message: str) -> None:
+    raise ConfigError(f"Ablation {name!r}: {message}")
+
+
+@dataclass(frozen=True)
+class Ablation:
+    """A sweep to run. `base`: a preset name or a ModelConfig; `grid`: `grid(...)` (or a dict of axes);
+    `train`/`data`: TrainConfig/DataConfig field overrides for every cell; `seeds`: repeats (seed i of every
+    arm sees the same data order); `lrs`: every arm at each LR; `match`: 'params' or 'flops' resizes each arm
+    (solving `solve`) to the base's count; `budget`: {'steps'|'tokens'|'flops': N} per cell; `baseline`: a
+    partial dict naming the arm the analysis compares against (default: the base arm, else the first)."""
+
+    name: str
+    question: str
+    base: str | ModelConfig
+    grid: Grid | Mapping[str, Any] = field(default_factory=make_grid)
+    exclude: Exclude = None
+    seeds: int = 1
+    lrs: Sequence[float] | None = None
+    train: Mapping[str, Any] | None = None
+    data: Mapping[str, Any] | None = None
+    match: str | None = None
+    solve: str = "d_ff"
+    budget: Mapping[str, int] | None = None
+    baseline: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        from db.sweeps import SWEEP_NAME_PATTERN
+
+        if not isinstance(self.name, str) or not SWEEP_NAME_PATTERN.match(self.name):
+            _fail(str(self.name), "name must be 1-200 letters, digits or '._=+-', starting with a letter or digit")
+        if not isinstance(self.question, str) or not self.question.strip():
+            _fail(self.name, "question must be a sentence saying what the sweep decides")
+        if not isinstance(self.base, (str, ModelConfig)):
+            _fail(self.name, f"base={self.base!r} must be a preset name or a ModelConfig")
+        if isinstance(self.grid, Mapping):
+            object.__setattr__(self, "grid", make_grid(**self.grid))
+        if not isinstance(self.grid, Grid):
+            _fail(self.name, f"grid must be grid(...) or a dict of axes, not {type(self.grid).__name__}")
+        if isinstance(self.seeds, bool) or not isinstance(self.seeds, int) or self.seeds < 1:
+            _fail(self.name, f"seeds={self.seeds!r} must be an integer ≥ 1")
+        if self.lrs is not None:
+            lrs = tuple(self.lrs) if isinstance(self.lrs, (list, tuple)) else None
+            if not lrs or any(isinstance(lr, bool) or not isinstance(lr, (int, float)) or lr <= 0 for lr in lrs):
+                _fail(self.name, f"lrs={self.lrs!r} must be a non-empty list of positive learning rates")
+            object.__setattr__(self, "lrs", tuple(float(lr) for lr in lrs))
+        if self.match is not None and self.match not in MATCHES:
+            _fail(self.name, f"match={self.match!r} must be one of {', '.join(map(repr, MATCHES))} or None")
+        if self.solve not in SOLVES:
+            _fail(self.name, f"solve={self.solve!r} must be one of {', '.join(map(repr, SOLVES))}")
+        if self.budget is not None:
+            if not isinstance(self.budget, Mapping) or len(self.budget) != 1 or next(iter(self.budget)) not in BUDGETS:
+                _fail(self.name, f"budget={self.budget!r} must be one of {{'steps': N}}, {{'tokens': N}}, {{'flops': N}}")
+            amount = next(iter(self.budget.values()))
+            if isinstance(amount, bool) or not isinstance(amount, (int, float)) or amount <= 0:
+                _fail(self.name, f"budget={dict(self.budget)!r}: the amount must be a positive number")
+        for name in ("train", "data", "baseline"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Mapping):
+                _fail(self.name, f"{name} must be a dict of field values, not {type(value).__name__}")
+        if self.exclude is not None and not callable(self.exclude):
+            if not isinstance(self.exclude, (list, tuple)) or not all(isinstance(e, Mapping) for e in self.exclude):
+                _fail(self.name, "exclude must be a predicate (point → bool) or a list of partial dicts")
+
+    def excludes(self, point: Mapping[str, Any]) -> bool:
+        """Whether the grid point (its switch values plus `lr`) is left out of the sweep."""
+        if self.exclude is None:
+            return False
+        if callable(self.exclude):
+            return bool(self.exclude(dict(point)))
+        return any(all(name in point and point[name] == value for name, value in rule.items()) for rule in self.exclude)
