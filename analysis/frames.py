@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from analysis.errors import AnalysisError
-from analysis.source import FINISHED, SweepInfo, membership_sql, quote, sweep_info
+from analysis.source import FINISHED, SweepInfo, membership_sql, sweep_info
+from db.sql import quote_literal
 
 CURVE_POINTS = 300  # steps per plotted curve: longer histories are averaged into this many buckets
 
@@ -77,12 +78,14 @@ def initial_losses(sweep: Sweep) -> tuple[pd.Series, str]:
     return frame.set_index("run_id")["initial_loss"], text
 
 
-def curves(sweep: Sweep, metric: str, points: int = CURVE_POINTS) -> tuple[pd.DataFrame, str]:
-    """Per completed run: `metric` averaged over step buckets (arm, lr, seed, run_id, step, value)."""
+def curves(sweep: Sweep, metric: str, points: int = CURVE_POINTS, statuses=("completed",)) -> tuple[pd.DataFrame, str]:
+    """Per run with one of `statuses`: finite values of `metric` averaged over step buckets
+    (arm, lr, seed, run_id, step, value)."""
     stride = sweep.stride(points)
+    wanted = ", ".join(map(quote_literal, statuses))
     return sweep.frame(f"""
         SELECT r.arm, r.lr, r.seed, m.run_id, m.step // {stride} * {stride} AS step, avg(m.value) AS value
         FROM metrics m JOIN sweep_runs r USING (run_id)
-        WHERE m.name = {quote(metric)} AND r.status = 'completed' AND isfinite(m.value)
+        WHERE m.name = {quote_literal(metric)} AND r.status IN ({wanted}) AND isfinite(m.value)
         GROUP BY ALL ORDER BY m.run_id, step
     """)

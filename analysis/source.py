@@ -1,8 +1,7 @@
-"""Where a sweep's runs and progress come from: the one place that knows the store's sweep views.
+"""Where a sweep's runs and progress come from: the `sweep_cells` and `sweeps` views (docs/internals.md).
 
-Membership and progress are read from the `sweep_cells` and `sweeps` views of the contract in
-docs/internals.md. Stores written before those views existed (or by `db.RunWriter` alone) still work:
-their runs are grouped by `runs.sweep`, with `lr` from the `lr` config column.
+Membership lives in `sweep_cells`, so a run adopted from another sweep counts here too; runs written with
+`db.RunWriter` alone form a sweep under their own sweep, arm and seed labels, with `lr` from their config.
 """
 
 from __future__ import annotations
@@ -11,38 +10,20 @@ import json
 from dataclasses import dataclass, field
 
 from analysis.errors import AnalysisError
+from db.sql import quote_literal
 from harness.config.base import closest
 
 FINISHED = ("completed", "diverged")  # results; every other status is work still to do or to retry
 UNFINISHED = ("pending", "running", "interrupted")  # a sweep with any of these is still running
 
 
-def quote(text: str) -> str:
-    """`text` as a SQL string literal (sweep names are user strings)."""
-    return "'" + text.replace("'", "''") + "'"
-
-
-def _has_view(con, name: str) -> bool:
-    return con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [name]).fetchone()[0] > 0
-
-
-def _runs_columns(con) -> list[str]:
-    return [row[0] for row in con.execute("DESCRIBE runs").fetchall()]
-
-
 def membership_sql(con, sweep: str) -> str:
     """A SELECT of one row per run of `sweep`: sweep, arm, lr, seed, trial, then every `runs` column."""
-    if _has_view(con, "sweep_cells"):
-        return (
-            "SELECT c.sweep, c.arm, c.lr, c.seed, c.trial, r.* EXCLUDE (sweep, arm, seed"
-            + (", lr" if "lr" in _runs_columns(con) else "")
-            + f") FROM sweep_cells c JOIN runs r USING (run_id) WHERE c.sweep = {quote(sweep)}"
-        )
-    lr = "lr" if "lr" in _runs_columns(con) else "NULL::DOUBLE AS lr"
+    runs_columns = {row[0] for row in con.execute("DESCRIBE runs").fetchall()}
+    shadowed = ", ".join(c for c in ("sweep", "arm", "seed", "lr") if c in runs_columns)
     return (
-        f"SELECT sweep, arm, {lr}, seed, NULL::BIGINT AS trial, * EXCLUDE (sweep, arm, seed"
-        + (", lr" if lr == "lr" else "")
-        + f") FROM runs WHERE sweep = {quote(sweep)}"
+        f"SELECT c.sweep, c.arm, c.lr, c.seed, c.trial, r.* EXCLUDE ({shadowed}) "
+        f"FROM sweep_cells c JOIN runs r USING (run_id) WHERE c.sweep = {quote_literal(sweep)}"
     )
 
 
@@ -78,21 +59,14 @@ class SweepInfo:
         return text + ("; partial" if self.running else "")
 
 
-def _sweep_names(con) -> list[str]:
-    view = "sweeps" if _has_view(con, "sweeps") else "runs"
-    return [row[0] for row in con.execute(f"SELECT DISTINCT sweep FROM {view} WHERE sweep IS NOT NULL").fetchall()]
-
-
 def sweep_info(con, sweep: str) -> SweepInfo:
     """The sweep's question, baseline, axes and cell counts; AnalysisError naming the closest sweep when unknown."""
-    names = _sweep_names(con)
-    if sweep not in names:
+    found = con.execute("SELECT question, baseline, axes FROM sweeps WHERE sweep = ?", [sweep]).fetchone()
+    if found is None:
+        names = [row[0] for row in con.execute("SELECT sweep FROM sweeps").fetchall()]
         hint = closest(sweep, names)
-        known = f"did you mean {hint!r}?" if hint else f"known sweeps: {', '.join(map(repr, sorted(names))) or 'none'}."
+        known = f"did you mean {hint!r}?" if hint else f"known sweeps: {', '.join(map(repr, names)) or 'none'}."
         raise AnalysisError(f"no sweep named {sweep!r} in the results store; {known}")
-    if not _has_view(con, "sweeps"):
-        counts = dict(con.execute("SELECT status, count(*) FROM runs WHERE sweep = ? GROUP BY status", [sweep]).fetchall())
-        return SweepInfo(sweep, None, None, [], counts)
-    question, baseline, axes = con.execute("SELECT question, baseline, axes FROM sweeps WHERE sweep = ?", [sweep]).fetchone()
+    question, baseline, axes = found
     counts = dict(con.execute("SELECT status, count(*) FROM sweep_cells WHERE sweep = ? GROUP BY status", [sweep]).fetchall())
     return SweepInfo(sweep, question, baseline, json.loads(axes) if axes else [], counts)

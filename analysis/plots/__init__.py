@@ -1,0 +1,18 @@
+"""The report's figures: name → function(Context) -> Plot. `harness plot NAME SWEEP` draws one of them."""
+
+from __future__ import annotations
+
+from analysis.plots import attention, compute, cost, curves, logits, lr, spikes
+from analysis.plots.base import Context, Plot, make_context
+
+FIGURES = {
+    "curves": curves.figure,
+    "lr": lr.figure,
+    "attention": attention.figure,
+    "logits": logits.figure,
+    "spikes": spikes.figure,
+    "cost": cost.figure,
+    "compute": compute.figure,
+}
+
+__all__ = ["FIGURES", "Context", "Plot", "make_context"]

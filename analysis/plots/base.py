@@ -1,0 +1,138 @@
+"""What every figure shares: one colour per arm (the same in every figure), the figure record, the axes.
+
+Figures are `matplotlib.figure.Figure` objects drawn with seaborn on the Agg canvas: no pyplot state, no
+display needed.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+
+import matplotlib
+
+matplotlib.use("Agg")  # before anything imports pyplot (seaborn does): never ask for a display
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from scipy import stats  # noqa: E402
+
+from analysis.frames import Sweep  # noqa: E402
+
+STYLE = "whitegrid"
+PANEL = (4.2, 3.4)  # inches per panel
+LEGEND_WIDTH = 1.8  # inches beside the panels
+DPI = 100
+
+
+@dataclass
+class Context:
+    """The choices every figure of one report shares."""
+
+    sweep: Sweep
+    metric: str
+    baseline: str
+    best_lr: dict[str, float]  # arm → its best LR (curves are drawn there)
+    ema: float | None = None  # smoothing of training curves: weight of the past, 0 < ema < 1
+    log: bool = False  # log axes for loss curves
+    colors: dict[str, tuple] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.colors = arm_colors(self.sweep.arms, self.baseline)
+
+    @property
+    def top_lr(self) -> dict[str, float]:
+        """arm → the largest LR it ran (where instability shows first)."""
+        return self.sweep.finished.groupby("arm")["lr"].max().to_dict()
+
+
+@dataclass
+class Plot:
+    """A drawn figure with the SQL that produced its data."""
+
+    name: str
+    title: str
+    caption: str
+    sql: list[str]
+    figure: Figure
+
+    def save(self, out, format: str | None = None) -> None:
+        """Write to a path (the format follows its suffix: png, svg, pdf) or to a binary file in `format`."""
+        self.figure.savefig(out, format=format, dpi=DPI)
+
+    def png(self) -> bytes:
+        sink = io.BytesIO()
+        self.save(sink, "png")
+        return sink.getvalue()
+
+
+def make_context(sweep: Sweep, metric: str, baseline: str | None = None, **options) -> Context:
+    """The context for `sweep`'s figures, each arm drawn at its best LR; AnalysisError for an unknown metric or
+    baseline, or a sweep with no finished run. `options`: ema, log."""
+    from analysis.compare import check_finished, check_metric, resolve_baseline
+    from analysis.sensitivity import lr_sensitivity
+
+    check_metric(sweep, metric)
+    check_finished(sweep)
+    sensitivity, _ = lr_sensitivity(sweep, metric)
+    best_lr = dict(zip(sensitivity["arm"], sensitivity["best_lr"]))
+    return Context(sweep, metric, resolve_baseline(sweep, baseline), best_lr, **options)
+
+
+def arm_colors(arms: list[str], baseline: str) -> dict[str, tuple]:
+    """The baseline gets the first colour, the other arms the next ones in name order."""
+    ordered = [baseline] + [arm for arm in sorted(arms) if arm != baseline]
+    palette = sns.color_palette("colorblind" if len(ordered) <= 10 else "husl", len(ordered))
+    return dict(zip(ordered, palette))
+
+
+def panels(n: int = 1, ncols: int | None = None) -> tuple[Figure, list]:
+    """A figure with `n` seaborn-styled axes in one row (or `ncols` per row)."""
+    ncols = ncols or n
+    nrows = -(-n // ncols)
+    with sns.axes_style(STYLE):
+        figure = Figure(figsize=(PANEL[0] * ncols + LEGEND_WIDTH, PANEL[1] * nrows), layout="constrained")
+        axes = figure.subplots(nrows, ncols, squeeze=False).ravel().tolist()
+    for extra in axes[n:]:
+        extra.set_visible(False)
+    return figure, axes[:n]
+
+
+def at_lr(frame: pd.DataFrame, chosen: dict[str, float]) -> pd.DataFrame:
+    """Rows of each arm at its chosen LR (all rows when the arm's LR is unknown, e.g. NULL)."""
+    wanted = frame["arm"].map(chosen)
+    return frame[wanted.isna() | (frame["lr"] == wanted) | (frame["lr"].isna() & wanted.isna())]
+
+
+def seed_band(frame: pd.DataFrame, by: list[str], value: str = "value") -> pd.DataFrame:
+    """Mean over runs of `value` per `by`, with its 95% t-interval (low = high = mean for a single run)."""
+    grouped = frame.groupby(by, dropna=False)[value]
+    band = grouped.agg(mean="mean", sd="std", n="count").reset_index()
+    half = stats.t.ppf(0.975, np.maximum(band["n"] - 1, 1)) * band["sd"].fillna(0) / np.sqrt(band["n"])
+    return band.assign(low=band["mean"] - half, high=band["mean"] + half)
+
+
+def draw_bands(ax, band: pd.DataFrame, ctx: Context, x: str = "step") -> None:
+    """One line per arm with its seed band, in the arm's colour."""
+    for arm, rows in band.groupby("arm"):
+        rows = rows.sort_values(x)
+        ax.plot(rows[x], rows["mean"], color=ctx.colors[arm], label=arm, linewidth=1.5)
+        ax.fill_between(rows[x], rows["low"], rows["high"], color=ctx.colors[arm], alpha=0.2, linewidth=0)
+
+
+def legend(figure: Figure, axes) -> None:
+    """One legend for the figure, outside the panels, from the first axes that has labelled artists."""
+    for ax in axes:
+        handles, labels = ax.get_legend_handles_labels()
+        if handles:
+            figure.legend(handles, labels, loc="outside right upper", frameon=False)
+            return
+
+
+def no_data(ax, what: str) -> None:
+    """Say on the axes that there is nothing to draw (a sweep without probes, say), rather than leave it blank."""
+    ax.text(0.5, 0.5, f"no {what} logged", ha="center", va="center", transform=ax.transAxes, color="0.4")
+    ax.set_xticks([])
+    ax.set_yticks([])

@@ -1,0 +1,26 @@
+"""Output-logit growth: max |logit| and mean log Z against step, by arm at its largest LR (log scale)."""
+
+from __future__ import annotations
+
+from analysis.frames import curves as curve_frame
+from analysis.plots.base import Context, Plot, at_lr, draw_bands, legend, no_data, panels, seed_band
+
+SERIES = (("output_logit_max_abs", "max |output logit|", "log"), ("output_log_z_mean", "mean log Z", "linear"))
+
+
+def figure(ctx: Context) -> Plot:
+    fig, axes = panels(len(SERIES))
+    sql = []
+    for ax, (name, label, scale) in zip(axes, SERIES):
+        frame, text = curve_frame(ctx.sweep, name, statuses=("completed", "diverged"))
+        sql.append(text)
+        frame = at_lr(frame, ctx.top_lr)
+        if frame.empty:
+            no_data(ax, label)
+            continue
+        draw_bands(ax, seed_band(frame, ["arm", "step"]), ctx)
+        ax.set(yscale=scale, xlabel="step", ylabel=label, title=label)
+    legend(fig, axes)
+    caption = ("Output-logit signals on the fixed probe batch, mean over finished seeds at each arm's largest LR with "
+               "a 95% band; growing log Z is what z-loss counters (Chowdhery et al. 2022, Wortsman et al. 2023).")
+    return Plot("logits", "Output-logit growth", caption, sql, fig)

@@ -1,0 +1,33 @@
+"""Spike timeline: every loss and grad-norm spike and every divergence, one row per arm, seeds side by side."""
+
+from __future__ import annotations
+
+from analysis.plots.base import Context, Plot, legend, no_data, panels
+
+MARKERS = {"loss_spike": ("o", "loss spike"), "grad_norm_spike": ("^", "grad-norm spike"), "diverged": ("X", "diverged")}
+
+
+def figure(ctx: Context) -> Plot:
+    kinds = ", ".join(f"'{kind}'" for kind in MARKERS)
+    frame, sql = ctx.sweep.frame(f"""
+        SELECT r.arm, r.lr, r.seed, e.step, e.kind
+        FROM events e JOIN sweep_runs r USING (run_id)
+        WHERE e.kind IN ({kinds}) ORDER BY r.arm, e.step
+    """)
+    arms = list(ctx.colors)
+    fig, (ax,) = panels(1)
+    if frame.empty:
+        no_data(ax, "spikes or divergences")
+    else:
+        seeds = sorted(frame["seed"].dropna().unique())
+        jitter = {seed: 0.6 * (i / max(1, len(seeds) - 1) - 0.5) for i, seed in enumerate(seeds)}
+        y = frame["arm"].map(arms.index) + frame["seed"].map(jitter).fillna(0)
+        for kind, (marker, label) in MARKERS.items():
+            rows = frame["kind"] == kind
+            ax.scatter(frame.loc[rows, "step"], y[rows], marker=marker, c=[ctx.colors[a] for a in frame.loc[rows, "arm"]],
+                       edgecolors="black" if kind == "diverged" else "none", s=60 if kind == "diverged" else 25, label=label)
+        ax.set_yticks(range(len(arms)), arms)
+        ax.set(xlabel="step", ylim=(-0.7, len(arms) - 0.3))
+        legend(fig, [ax])
+    caption = "Each marker is one event of one run (all LRs); within an arm's row, seeds are spread vertically."
+    return Plot("spikes", "Spike and divergence timeline", caption, [sql], fig)

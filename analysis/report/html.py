@@ -1,0 +1,65 @@
+"""HTML pieces of the report: escaped text, formatted numbers, the sortable table, a figure with its SQL."""
+
+from __future__ import annotations
+
+import base64
+import math
+from html import escape
+
+import numpy as np
+import pandas as pd
+
+
+def missing(value) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def number(value) -> str:
+    """A readable number: empty when missing, ints with separators, floats to 4 significant digits."""
+    if missing(value):
+        return ""
+    if isinstance(value, (int, np.integer)):
+        return f"{value:,}"
+    return f"{float(value):.4g}"
+
+
+def sort_key(value) -> str:
+    """The `data-sort` attribute of a cell: numbers sort numerically, missing values last."""
+    if missing(value):
+        return ""
+    if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+        return repr(float(value))
+    return escape(str(value))
+
+
+def _default_format(value) -> str:
+    return number(value) if isinstance(value, (int, float, np.number)) and not isinstance(value, bool) else str(value)
+
+
+def table(frame: pd.DataFrame, formats: dict[str, callable] | None = None, css_class: str = "sortable") -> str:
+    """`frame` as an HTML table whose columns sort on a header click (the page's script does it)."""
+    formats = formats or {}
+    head = "".join(f"<th>{escape(str(column))}</th>" for column in frame.columns)
+    rows = []
+    for record in frame.itertuples(index=False):
+        cells = []
+        for column, value in zip(frame.columns, record):
+            shown = formats.get(column, _default_format)(value)
+            cells.append(f'<td data-sort="{sort_key(value)}">{escape(shown)}</td>')
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return f'<table class="{css_class}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def sql_block(queries: list[str]) -> str:
+    """The SQL behind a table or figure, folded; each query runs as it is in `harness db query`."""
+    body = "\n\n".join(escape(q) for q in queries)
+    return f"<details><summary>SQL</summary><pre>{body}</pre></details>"
+
+
+def figure(title: str, caption: str, png: bytes, queries: list[str]) -> str:
+    """A figure embedded as a data URI (the page needs no other file and no network)."""
+    data = base64.b64encode(png).decode("ascii")
+    return (
+        f"<figure><h3>{escape(title)}</h3><img alt=\"{escape(title)}\" src=\"data:image/png;base64,{data}\">"
+        f"<figcaption>{escape(caption)}</figcaption>{sql_block(queries)}</figure>"
+    )

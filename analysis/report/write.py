@@ -1,0 +1,52 @@
+"""`write_report`: analyse a sweep, draw every figure, write the page atomically (the live dashboard's step)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from analysis.compare import METRIC, MIN_EFFECT
+from analysis.frames import load_sweep
+from analysis.report.html import figure
+from analysis.report.page import render
+
+REPORT_FILE = "report.html"
+
+
+def default_path(results_dir: str | os.PathLike | None, sweep: str) -> Path:
+    """`<results>/sweeps/<sweep>/report.html`."""
+    import db
+
+    return db.sweep_dir(db.resolve_results_dir(results_dir), sweep) / REPORT_FILE
+
+
+def write_report(
+    results_dir: str | os.PathLike | None, sweep: str, out: str | os.PathLike | None = None, *,
+    metric: str = METRIC, baseline: str | None = None, min_effect: float = MIN_EFFECT,
+) -> Path:
+    """Write `sweep`'s report to `out` (default `<results>/sweeps/<sweep>/report.html`) and return its path.
+
+    The file is replaced atomically (temp file + os.replace), so a browser or server never reads half a page.
+    While the sweep runs the page reloads itself; a running sweep with nothing finished yet gets a page
+    that says so. AnalysisError (exit 2 in the CLI) for an unknown sweep, metric or baseline, and for a
+    sweep that has stopped with no finished run.
+    """
+    from analysis.compare import check_finished
+    from analysis.plots import FIGURES, make_context
+    from analysis.summary import analyse
+
+    data = load_sweep(results_dir, sweep)
+    out = Path(out) if out is not None else default_path(results_dir, sweep)
+    if data.finished.empty and data.info.running:
+        page = render(data.info)
+    else:
+        check_finished(data)
+        analysis = analyse(data, metric, baseline, min_effect)
+        context = make_context(data, metric, analysis.baseline)
+        plots = [draw(context) for draw in FIGURES.values()]
+        page = render(data.info, analysis, [figure(p.title, p.caption, p.png(), p.sql) for p in plots])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    temp.write_text(page, encoding="utf-8")
+    os.replace(temp, out)
+    return out
