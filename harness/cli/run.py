@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     import db
     from harness.cli.run_checks import check_results_dir, check_resumable, check_run_id_free
-    from harness.cli.run_config import check_compatible, resolve_configs
+    from harness.cli.run_config import check_compatible, resolve_configs, warn_small_tokenizer
     from harness.data import prepare
     from harness.train.keys import run_key
 
@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         check_run_id_free(results_dir, run_id)
     prepared = prepare(data, model.vocab_size)
+    warn_small_tokenizer(model.vocab_size, prepared.tokenizer_vocab_size)
     from harness.train.run import RunSpec, check_run_inputs, train_run  # torch and Lightning from here on
 
     check_run_inputs(prepared, train)

@@ -4,6 +4,7 @@ the one config (ModelConfig, TrainConfig or DataConfig) that has the field. Torc
 from __future__ import annotations
 
 import runpy
+import sys
 import traceback
 from pathlib import Path
 from typing import Any
@@ -77,4 +78,16 @@ def check_compatible(model: ModelConfig, train: TrainConfig) -> None:
         raise ConfigError(
             f"TrainConfig.seq_len={train.seq_len} is invalid: the model has learned positions for only "
             f"max_seq_len={model.max_seq_len} tokens; lower seq_len or raise max_seq_len."
+        )
+
+
+def warn_small_tokenizer(vocab_size: int, tokenizer_vocab_size: int) -> None:
+    """Say so when the corpus gave the BPE fewer tokens than `vocab_size`: the rows above it are never trained
+    (the run records the real size as `tokenizer_vocab_size` in its summary)."""
+    if tokenizer_vocab_size < vocab_size:
+        print(
+            f"harness run: warning: the tokenizer has only {tokenizer_vocab_size:,} tokens, fewer than "
+            f"ModelConfig.vocab_size={vocab_size:,} (the corpus offers no more merges): {vocab_size - tokenizer_vocab_size:,} "
+            f"embedding rows will never be used; --set vocab_size={tokenizer_vocab_size} fits this corpus.",
+            file=sys.stderr,
         )

@@ -34,6 +34,11 @@ class PreparedData:
     built: tuple[str, ...]  # the slow steps this call did: "corpus" (read the text), "tokenizer", "tokens"
 
     @property
+    def tokenizer_vocab_size(self) -> int:
+        """Tokens the trained BPE really has: below `vocab_size` when the corpus offers too few merges."""
+        return self.tokenizer.get_vocab_size()
+
+    @property
     def n_tokens(self) -> int:
         """Tokens in the whole stream (training + validation split)."""
         return len(self.train_ids) + len(self.val_ids)

@@ -19,6 +19,13 @@ def _finite_or_none(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
+def attention_kernels(paths: list[str]) -> str:
+    """The per-layer attention kernels, each named once: 'sdpa' when every layer agrees, else with counts
+    ('eager×2, sdpa×2'). The per-layer list is in the run's `probe_setup` event."""
+    counts = {path: paths.count(path) for path in paths}
+    return next(iter(counts)) if len(counts) == 1 else ", ".join(f"{path}×{n}" for path, n in counts.items())
+
+
 class RunSummary(Callback):
     """Builds `summary` at train end (after the final validation) and hands it to loggers that keep one."""
 
@@ -52,7 +59,9 @@ class RunSummary(Callback):
             "probe_seconds": self.probes.probe_seconds,
             "train_seconds": self.steps.train_seconds,
             "first_step_at": self.steps.first_step_at,
-            "attention_paths": ",".join(pl_module.model.attention_paths),
+            "attention_paths": attention_kernels(pl_module.model.attention_paths),
+            # Fewer than vocab_size when the corpus ran out of merges: the embedding rows above it never train.
+            "tokenizer_vocab_size": trainer.datamodule.data.tokenizer_vocab_size,
         }
         for logger in trainer.loggers:
             if hasattr(logger, "summary"):
