@@ -73,11 +73,15 @@ def resolve_configs(
 
 
 def check_compatible(model: ModelConfig, train: TrainConfig) -> None:
-    """Cross-config rules no single config can check alone."""
-    if model.positions == "learned" and train.seq_len > model.max_seq_len:
+    """Cross-config rules no single config can check alone. max_seq_len is the model's longest sequence
+    whatever its positions: RoPE and NoPE would run past it, but calc (its default context) and the HF import
+    (max_position_embeddings) read it as the context length, so a longer training sequence is refused rather
+    than trained silently."""
+    if train.seq_len > model.max_seq_len:
+        limit = "has learned positions for only" if model.positions == "learned" else "takes sequences of at most"
         raise ConfigError(
-            f"TrainConfig.seq_len={train.seq_len} is invalid: the model has learned positions for only "
-            f"max_seq_len={model.max_seq_len} tokens; lower seq_len or raise max_seq_len."
+            f"TrainConfig.seq_len={train.seq_len} is invalid: the model {limit} max_seq_len={model.max_seq_len} "
+            f"tokens; lower seq_len or raise max_seq_len."
         )
 
 

@@ -31,6 +31,7 @@ def tiny_args(tmp_path, train_data_cfg):
         (["--set", "lr=0"], "TrainConfig.lr=0.0 is invalid"),
         (["--set", "lr=-1e-3"], "TrainConfig.lr=-0.001 is invalid"),
         (["--set", "positions=learned", "--set", "seq_len=256"], "TrainConfig.seq_len=256 is invalid"),
+        (["--set", "seq_len=256"], "TrainConfig.seq_len=256 is invalid: the model takes sequences of at most max_seq_len=128"),
         (["--set", "lrr=1e-3"], "Did you mean 'lr'?"),
         (["--set", "schedule=cosin"], "Did you mean 'cosine'?"),
         (["--run-id", "../escape"], "--run-id"),
