@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from harness.config.base import check_choice
-from harness.config.model import ModelConfig
+from harness.config.model import ModelConfig, check_kept_kv_heads
 
 # The proxies share one vocabulary and context so that their differences are architectural only.
 PROXY_VOCAB = 8192
@@ -19,6 +19,7 @@ PROXY_SEQ_LEN = 256
 
 
 def _build(fields: dict[str, Any], overrides: dict[str, Any]) -> ModelConfig:
+    check_kept_kv_heads(fields, overrides)
     return ModelConfig.from_dict({**fields, **overrides})
 
 

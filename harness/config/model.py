@@ -39,6 +39,22 @@ def derived_d_ff(d_model: int, mlp: str, multiple_of: int) -> int:
     return 4 * d_model
 
 
+def check_kept_kv_heads(current: dict, changes: dict) -> None:
+    """`changes` set n_heads on a config (`current`, a dict of fields) whose explicit n_kv_heads stays: name
+    n_heads, the field the caller set (validation alone cannot tell which of the two was set, and blamed
+    n_kv_heads)."""
+    n_heads, n_kv_heads = changes.get("n_heads"), current.get("n_kv_heads")
+    if "n_kv_heads" in changes or n_kv_heads is None or type(n_heads) is not int or n_heads < 1:
+        return  # n_kv_heads follows n_heads, or the values are checked (and named) by __post_init__
+    allowed = ", ".join(str(k) for k in range(1, n_heads + 1) if n_heads % k == 0)
+    check(
+        n_heads % n_kv_heads == 0,
+        "ModelConfig", "n_heads", n_heads,
+        f"it must be a multiple of n_kv_heads={n_kv_heads}, which the config keeps; set n_kv_heads as well "
+        f"(n_heads={n_heads} allows n_kv_heads {allowed})",
+    )
+
+
 @dataclass(frozen=True)
 class ModelConfig(ConfigBase):
     """One decoder-only transformer. See README's switch table for what each field means."""
@@ -152,6 +168,7 @@ class ModelConfig(ConfigBase):
         for field, derived in self._derivations().items():
             if field not in changes and current[field] == derived:
                 current[field] = None
+        check_kept_kv_heads(current, changes)
         return type(self).from_dict({**current, **changes})
 
     def _derivations(self) -> dict[str, int | None]:

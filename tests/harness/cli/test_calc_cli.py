@@ -77,6 +77,7 @@ def test_iso_params_reports_the_solved_field_and_residual(capsys, solve):
         (["--preset", "tiny", "--set", "d_model=wide"], "d_model='wide' is invalid: expected an integer"),
         (["--preset", "tiny", "--set", "mlp=swigl"], "Did you mean 'swiglu'"),
         (["--preset", "tiny", "--set", "n_kv_heads=3"], "n_kv_heads=3"),
+        (["--preset", "tiny", "--set", "n_heads=3"], "ModelConfig.n_heads=3 is invalid: it must be a multiple of n_kv_heads=2"),
         (["--preset", "tiny", "--set", "d_model"], "expected field=value"),
         (["--preset", "tiny", "--seq-len", "0"], "--seq-len='0' is invalid"),
         (["--preset", "tiny", "--iso-params", "lots"], "--iso-params='lots' is invalid"),

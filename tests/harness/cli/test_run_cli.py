@@ -33,6 +33,7 @@ def tiny_args(tmp_path, train_data_cfg):
         (["--set", "positions=learned", "--set", "seq_len=256"], "TrainConfig.seq_len=256 is invalid"),
         (["--set", "seq_len=256"], "TrainConfig.seq_len=256 is invalid: the model takes sequences of at most max_seq_len=128"),
         (["--set", "lrr=1e-3"], "Did you mean 'lr'?"),
+        (["--set", "n_heads=3"], "ModelConfig.n_heads=3 is invalid: it must be a multiple of n_kv_heads=2"),
         (["--set", "schedule=cosin"], "Did you mean 'cosine'?"),
         (["--run-id", "../escape"], "--run-id"),
         (["--set", "probe_seqs=1000"], "TrainConfig.probe_seqs=1000 is invalid"),
