@@ -15,11 +15,15 @@ def register(subparsers) -> None:
     parser.add_argument("run_id", metavar="RUN_ID", help="a run id (printed by `harness run`; see `harness db runs`)")
     parser.add_argument("--prompt", required=True, help="the text to continue")
     parser.add_argument("--max-new-tokens", type=int, default=64, metavar="N", help="tokens to generate (default: 64)")
-    parser.add_argument("--temperature", type=float, default=1.0, help="0 decodes greedily (default: 1.0)")
+    parser.add_argument(
+        "--temperature", type=float, default=1.0, metavar="T", help="0 decodes greedily, refusing --top-k and --top-p (default: 1.0)"
+    )
     parser.add_argument("--top-k", type=int, metavar="K", help="sample only among the K most likely tokens")
     parser.add_argument("--top-p", type=float, default=1.0, metavar="P", help="nucleus sampling mass (default: 1, off)")
-    parser.add_argument("--beams", type=int, default=1, metavar="N", help="beam search with N beams (ignores sampling options)")
-    parser.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
+    parser.add_argument(
+        "--beams", type=int, default=1, metavar="N", help="beam search with N beams (N > 1 refuses --temperature, --top-k and --top-p)"
+    )
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="sampling seed (default: 0)")
     parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
     parser.set_defaults(handler=run)
 
