@@ -1,7 +1,8 @@
 """Analytic size and cost of a `ModelConfig`: parameters, FLOPs per token, KV-cache bytes, iso-parameter solving.
 
-Pure Python, no torch: a sweep sizes and matches its arms before building anything. The counts follow the
-parameter contract of docs/internals.md, so `params(cfg)` equals `sum(p.numel())` of `build_model(cfg)`.
+Pure Python, no torch: a sweep sizes and matches its arms before building anything. The counts come from the
+components' own torch-free declarations (`harness.model.spec`), the ones the modules build from, so
+`params(cfg)` equals `sum(p.numel())` of `build_model(cfg)` by construction.
 The formulas and their conventions are written out in docs/calc.md.
 """
 
@@ -12,81 +13,35 @@ from typing import Any, Callable
 
 from harness.config.base import check, check_choice, check_int
 from harness.config.model import ModelConfig
+from harness.model import registry
+from harness.model.spec import decoder as spec
+from harness.model.spec.attention import score_flops_per_token
+from harness.model.spec.params import count, matmul_weights
 
 BYTES_PER_ELEMENT = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 
-# How many d_model-wide norms each block holds, by placement (see the norm slots in docs/internals.md).
-NORMS_PER_BLOCK = {"pre": 2, "post": 2, "sandwich": 4, "reordered": 2, "parallel": 1}
-
 SOLVABLE_FIELDS = ("d_ff", "d_model")
-
-
-def _linear(fan_in: int, fan_out: int, has_bias: bool) -> int:
-    return fan_in * fan_out + (fan_out if has_bias else 0)
-
-
-def _norm(kind: str, width: int, bias: str) -> int:
-    """γ over `width` channels, plus β for a LayerNorm when the model carries biases everywhere."""
-    has_beta = kind == "layernorm" and bias == "all"
-    return width * (2 if has_beta else 1)
-
-
-def attention_params(cfg: ModelConfig) -> int:
-    """q/k/v/o projections with their biases, the q/k norms and the per-head sink logits of one layer."""
-    q_width, kv_width = cfg.n_heads * cfg.head_dim, cfg.n_kv_heads * cfg.head_dim
-    qkv_bias = cfg.bias in ("qkv", "all")
-    count = (
-        _linear(cfg.d_model, q_width, qkv_bias)
-        + 2 * _linear(cfg.d_model, kv_width, qkv_bias)
-        + _linear(q_width, cfg.d_model, cfg.bias == "all")
-    )
-    if cfg.qk_norm != "none":
-        per_head = cfg.qk_norm_scope == "head"
-        count += _norm(cfg.qk_norm, cfg.head_dim if per_head else q_width, cfg.bias)
-        count += _norm(cfg.qk_norm, cfg.head_dim if per_head else kv_width, cfg.bias)
-    if cfg.attn_sinks:
-        count += cfg.n_heads
-    return count
-
-
-def mlp_params(cfg: ModelConfig, has_bias: bool) -> int:
-    """One MLP: up (and gate for a GLU) and down projections."""
-    n_input_projections = 2 if cfg.is_glu else 1
-    return n_input_projections * _linear(cfg.d_model, cfg.d_ff, has_bias) + _linear(cfg.d_ff, cfg.d_model, has_bias)
-
-
-def ffn_params(cfg: ModelConfig) -> int:
-    """The MLP sublayer: a dense MLP (biases only with 'all'), or a router plus n_experts MLPs, all bias-free."""
-    if cfg.is_moe:
-        return cfg.n_experts * cfg.d_model + cfg.n_experts * mlp_params(cfg, has_bias=False)
-    return mlp_params(cfg, has_bias=cfg.bias == "all")
 
 
 def layer_params(cfg: ModelConfig, layer: int) -> int:
     """Parameters of 0-based block `layer` (attention, MLP sublayer and the block's norms)."""
     check(0 <= layer < cfg.n_layers, "calc", "layer", layer, f"must be in 0..{cfg.n_layers - 1}")
-    block_norms = NORMS_PER_BLOCK[cfg.norm_position] * _norm(cfg.norm, cfg.d_model, cfg.bias)
-    return attention_params(cfg) + ffn_params(cfg) + block_norms
+    return count(spec.block(cfg, layer))
 
 
 def per_layer_params(cfg: ModelConfig) -> list[int]:
-    """`layer_params` of every block, in order (a list so layers that differ can say so)."""
+    """`layer_params` of every block, in order (layers differ, e.g. iRoPE's NoPE layers have no QK-norm)."""
     return [layer_params(cfg, layer) for layer in range(cfg.n_layers)]
 
 
 def embedding_params(cfg: ModelConfig) -> int:
     """Token embedding, learned position embedding and an untied lm_head: the vocabulary/position tables."""
-    count = cfg.vocab_size * cfg.d_model
-    if cfg.positions == "learned":
-        count += cfg.max_seq_len * cfg.d_model
-    if not cfg.tie_embeddings:
-        count += cfg.vocab_size * cfg.d_model
-    return count
+    return count(spec.embeddings(cfg)) + count(registry.POSITIONS[cfg.positions].params(cfg))
 
 
 def final_norm_params(cfg: ModelConfig) -> int:
     """Post-norm blocks already end in a norm, so only the other placements have a final one."""
-    return 0 if cfg.norm_position == "post" else _norm(cfg.norm, cfg.d_model, cfg.bias)
+    return count(spec.final_norm(cfg))
 
 
 def non_embedding_params(cfg: ModelConfig) -> int:
@@ -100,50 +55,68 @@ def params(cfg: ModelConfig) -> int:
 
 
 def matmul_params_per_token(cfg: ModelConfig) -> int:
-    """Weights one token is multiplied by: attention projections, the router and its top-k experts (or the
-    dense MLP), and the output projection (tied or not, the logits are a V×d matmul). Embedding lookups,
-    norms, biases and sinks are not matmuls."""
-    q_width, kv_width = cfg.n_heads * cfg.head_dim, cfg.n_kv_heads * cfg.head_dim
-    attention = 2 * cfg.d_model * q_width + 2 * cfg.d_model * kv_width
-    mlp = (3 if cfg.is_glu else 2) * cfg.d_model * cfg.d_ff
-    ffn = cfg.n_experts * cfg.d_model + cfg.moe_top_k * mlp if cfg.is_moe else mlp
-    return cfg.n_layers * (attention + ffn) + cfg.vocab_size * cfg.d_model
+    """Weights one token is multiplied by, as the components declare them: attention projections, the
+    router and its top-k experts (or the dense MLP), and the output projection (tied or not, the logits are
+    a V×d matmul). Embedding lookups, norms, biases and sinks are not matmuls."""
+    return matmul_weights(spec.decoder(cfg))
 
 
-def attention_flops_per_token(cfg: ModelConfig, seq_len: int) -> int:
-    """QKᵀ and A·V, forward and backward: 12·H·head_dim·context per layer, where context is seq_len capped
-    by the layer's sliding window. No causal halving (the PaLM convention): each token is charged the whole
-    context, as a kernel that computes the full score matrix would spend."""
-    return sum(
-        12 * cfg.n_heads * cfg.head_dim * min(seq_len, cfg.layer_window(layer) or seq_len)
-        for layer in range(cfg.n_layers)
-    )
+def attention_flops_per_token(cfg: ModelConfig, seq_len: int, windowed: bool = True) -> int:
+    """QKᵀ and A·V, forward and backward, summed over layers: 12·H·head_dim·context per layer. With
+    `windowed` (the ideal count) context is seq_len capped by the layer's sliding window; without, it is
+    seq_len on every layer, which is what our kernels compute (a window only masks the full T×T scores).
+    No causal halving (the PaLM convention)."""
+    return sum(score_flops_per_token(cfg, layer, seq_len, windowed) for layer in range(cfg.n_layers))
+
+
+def _seq_len(cfg: ModelConfig, seq_len: int | None) -> int:
+    seq_len = cfg.max_seq_len if seq_len is None else seq_len
+    check_int("calc", "seq_len", seq_len)
+    return seq_len
 
 
 def flops_per_token(cfg: ModelConfig, seq_len: int | None = None) -> int:
-    """Training FLOPs per token (forward + backward): 6·matmul params + attention term at `seq_len`
-    (default: the config's max_seq_len)."""
-    seq_len = cfg.max_seq_len if seq_len is None else seq_len
-    check_int("calc", "seq_len", seq_len)
+    """Training FLOPs per token (forward + backward): 6·matmul params + the ideal windowed attention term at
+    `seq_len` (default: the config's max_seq_len). This is the figure stored with runs and matched by
+    `iso_flops`; `kernel_flops_per_token` is what the kernels spend on windowed layers."""
+    seq_len = _seq_len(cfg, seq_len)
     return 6 * matmul_params_per_token(cfg) + attention_flops_per_token(cfg, seq_len)
 
 
+def kernel_flops_per_token(cfg: ModelConfig, seq_len: int | None = None) -> int:
+    """As `flops_per_token`, with every layer's scores computed over the full context, as SDPA with a window
+    mask and the eager path do. Equal to `flops_per_token` when no window is shorter than seq_len."""
+    seq_len = _seq_len(cfg, seq_len)
+    return 6 * matmul_params_per_token(cfg) + attention_flops_per_token(cfg, seq_len, windowed=False)
+
+
 def kv_cache_bytes_per_token(cfg: ModelConfig, dtype: str = "bf16") -> int:
-    """Bytes the KV cache grows by per generated token: K and V of every layer (sliding-window layers
-    included: a cache that keeps the whole context stores them too)."""
+    """Bytes the KV cache grows by per generated token while the context is shorter than every window: K
+    and V of every layer. Past its window a sliding-window layer stops growing (see `kv_cache_bytes`)."""
     check_choice("calc", "kv_dtype", dtype, BYTES_PER_ELEMENT)
     return 2 * cfg.n_layers * cfg.n_kv_heads * cfg.head_dim * BYTES_PER_ELEMENT[dtype]
 
 
+def kv_cache_bytes(cfg: ModelConfig, seq_len: int | None = None, dtype: str = "bf16") -> int:
+    """Bytes of a KV cache holding a `seq_len` context: a global layer keeps every position, a
+    sliding-window layer only the last window - 1 (what `harness.model.KVCache` stores)."""
+    seq_len = _seq_len(cfg, seq_len)
+    per_position = kv_cache_bytes_per_token(cfg, dtype) // cfg.n_layers
+    kept = (min(seq_len, (cfg.layer_window(layer) or seq_len + 1) - 1) for layer in range(cfg.n_layers))
+    return per_position * sum(kept)
+
+
 def summary(cfg: ModelConfig, seq_len: int | None = None, kv_dtype: str = "bf16") -> dict[str, Any]:
     """All of the calculator's figures for one config, as plain JSON-able values."""
-    seq_len = cfg.max_seq_len if seq_len is None else seq_len
+    seq_len = _seq_len(cfg, seq_len)
     return {
         "params": params(cfg),
         "non_embedding_params": non_embedding_params(cfg),
         "per_layer_params": per_layer_params(cfg),
         "flops_per_token": flops_per_token(cfg, seq_len),
+        "kernel_flops_per_token": kernel_flops_per_token(cfg, seq_len),
         "kv_cache_bytes_per_token": kv_cache_bytes_per_token(cfg, kv_dtype),
+        "kv_cache_bytes": kv_cache_bytes(cfg, seq_len, kv_dtype),
         "seq_len": seq_len,
         "kv_dtype": kv_dtype,
     }

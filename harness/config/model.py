@@ -11,30 +11,36 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from harness.config.base import (
-    ConfigBase,
-    check,
-    check_choice,
-    check_int,
-    check_positive,
-    literal_options,
-)
+from harness.config.base import ConfigBase, check, check_choice, check_int, check_positive
+from harness.model import registry
 
+# The Literal types document the values for readers and type checkers; the valid values are the registry's
+# (harness/model/registry.py), and a test keeps the two equal.
 Mlp = Literal["relu", "gelu", "swiglu", "geglu"]
 Norm = Literal["layernorm", "rmsnorm"]
-NormPosition = Literal["pre", "post", "sandwich", "reordered", "parallel"]
-QKNorm = Literal["none", "rmsnorm", "layernorm"]
+NormPosition = Literal["pre", "post", "sandwich", "reordered", "parallel", "parallel_two_norms"]
+QKNorm = Literal["none", "layernorm", "rmsnorm"]
 QKNormScope = Literal["head", "full"]
+QKNormPlacement = Literal["pre_rope", "irope"]
 Positions = Literal["rope", "nope", "learned"]
+RopeType = Literal["default", "llama3"]
 Bias = Literal["none", "qkv", "all"]
 GeluApproximate = Literal["none", "tanh"]
+MoeAuxLoss = Literal["assignment_share", "switch"]
+MoeTopkNorm = Literal["auto", "renormalize", "none"]
 
-GLU_MLPS = ("swiglu", "geglu")
+# Llama 3 RoPE fields and their defaults (Llama 3.1's values); only rope_type='llama3' reads them.
+LLAMA3_ROPE_DEFAULTS = {
+    "rope_scaling_factor": 8.0,
+    "rope_low_freq_factor": 1.0,
+    "rope_high_freq_factor": 4.0,
+    "rope_original_max_seq_len": 8192,
+}
 
 
 def derived_d_ff(d_model: int, mlp: str, multiple_of: int) -> int:
     """4·d for a dense MLP; 8/3·d rounded up to `multiple_of` for a GLU (iso-parameter with 4·d)."""
-    if mlp in GLU_MLPS:
+    if registry.MLPS[mlp].gated:
         return multiple_of * math.ceil(8 * d_model / 3 / multiple_of)
     return 4 * d_model
 
@@ -93,11 +99,21 @@ class ModelConfig(ConfigBase):
     gelu_approximate: GeluApproximate = "none"  # 'tanh' for GPT-2's gelu_new and Gemma's gelu_pytorch_tanh
     sliding_window: int | None = None  # local attention window (tokens) on non-global layers
     global_every: int = 0  # with sliding_window: every k-th layer attends globally; 0: all layers local
+    qk_norm_placement: QKNormPlacement = "pre_rope"  # irope: after RoPE, on RoPE layers only (Llama 4)
+    rope_type: RopeType = "default"  # llama3: Llama 3.1's frequency rescaling with the rope_* fields below
+    rope_scaling_factor: float = 8.0
+    rope_low_freq_factor: float = 1.0
+    rope_high_freq_factor: float = 4.0
+    rope_original_max_seq_len: int = 8192
+    moe_aux_loss: MoeAuxLoss = "assignment_share"  # switch: Switch/Mixtral's f_e (k times ours with top-k)
+    moe_topk_norm: MoeTopkNorm = "auto"  # auto: renormalize the top-k weights iff k ≥ 2
+    moe_capacity_factor: float | None = None  # slots per expert = ceil(factor·N·k/E); overflow is dropped
 
     def __post_init__(self) -> None:
         self.store_floats()
         name = type(self).__name__
-        for field in ("vocab_size", "d_model", "n_layers", "n_heads", "max_seq_len", "n_experts", "ffn_multiple_of"):
+        int_fields = ("vocab_size", "d_model", "n_layers", "n_heads", "max_seq_len", "n_experts", "ffn_multiple_of")
+        for field in (*int_fields, "rope_original_max_seq_len"):
             check_int(name, field, getattr(self, field))
         for field in ("n_kv_heads", "head_dim", "d_ff", "sliding_window"):
             check_int(name, field, getattr(self, field), allow_none=True)
@@ -105,13 +121,16 @@ class ModelConfig(ConfigBase):
             check_int(name, field, getattr(self, field))
         for field in ("nope_every", "global_every"):
             check_int(name, field, getattr(self, field), minimum=0)
-        for field in ("mlp", "norm", "norm_position", "qk_norm", "qk_norm_scope", "positions", "bias", "gelu_approximate"):
-            check_choice(name, field, getattr(self, field), literal_options(type(self), field))
-        for field in ("attn_softcap", "final_softcap", "attn_scale"):
+        for field, table in registry.tables().items():
+            check_choice(name, field, getattr(self, field), tuple(table))
+        optional_positive = ("attn_softcap", "final_softcap", "attn_scale", "moe_capacity_factor")
+        for field in optional_positive:
             check_positive(name, field, getattr(self, field), allow_none=True)
-        for field in ("norm_eps", "rope_theta", "init_std"):
+        positive = ("norm_eps", "rope_theta", "init_std", "rope_scaling_factor", "rope_low_freq_factor",
+                    "rope_high_freq_factor")
+        for field in positive:
             check_positive(name, field, getattr(self, field))
-        for field in ("attn_softcap", "final_softcap", "attn_scale", "norm_eps", "rope_theta", "init_std"):
+        for field in (*optional_positive, *positive):
             value = getattr(self, field)
             check(value is None or math.isfinite(value), name, field, value, "must be finite")
         for field in ("attn_sinks", "tie_embeddings", "scaled_init", "norm_unit_offset", "scale_embeddings"):
@@ -159,6 +178,35 @@ class ModelConfig(ConfigBase):
             self.qk_norm != "none" or self.qk_norm_scope == "head",
             name, "qk_norm_scope", self.qk_norm_scope, "only applies when qk_norm is 'rmsnorm' or 'layernorm'",
         )
+        self._check_rope_and_moe(name)
+
+    def _check_rope_and_moe(self, name: str) -> None:
+        """Fields that only mean something beside another switch must not be set without it."""
+        check(
+            self.qk_norm_placement == "pre_rope" or (self.qk_norm != "none" and self.positions == "rope"),
+            name, "qk_norm_placement", self.qk_norm_placement,
+            "'irope' normalizes q and k after RoPE on RoPE layers: it needs qk_norm set and positions='rope'",
+        )
+        check(
+            self.rope_type == "default" or self.positions == "rope",
+            name, "rope_type", self.rope_type, "RoPE scaling needs positions='rope'",
+        )
+        for field, default in LLAMA3_ROPE_DEFAULTS.items():
+            check(
+                self.rope_type == "llama3" or getattr(self, field) == default,
+                name, field, getattr(self, field), "only applies with rope_type='llama3'",
+            )
+        check(
+            self.rope_high_freq_factor > self.rope_low_freq_factor,
+            name, "rope_high_freq_factor", self.rope_high_freq_factor,
+            f"must exceed rope_low_freq_factor={self.rope_low_freq_factor} (Llama 3 blends between the two)",
+        )
+        moe_fields = {"moe_aux_loss": "assignment_share", "moe_topk_norm": "auto", "moe_capacity_factor": None}
+        for field, default in moe_fields.items():
+            check(
+                self.is_moe or getattr(self, field) == default,
+                name, field, getattr(self, field), "only applies to a mixture of experts (n_experts > 1)",
+            )
 
     def replace(self, **changes):
         """A copy with some fields changed. A derived field still at its derived value (n_kv_heads = n_heads,
@@ -185,13 +233,19 @@ class ModelConfig(ConfigBase):
 
     @property
     def is_glu(self) -> bool:
-        return self.mlp in GLU_MLPS
+        return registry.MLPS[self.mlp].gated
 
     def layer_uses_rope(self, layer: int) -> bool:
         """Whether 0-based `layer` rotates q/k: RoPE models skip it on every `nope_every`-th layer."""
         if self.positions != "rope":
             return False
         return self.nope_every == 0 or (layer + 1) % self.nope_every != 0
+
+    def layer_has_qk_norm(self, layer: int) -> bool:
+        """Whether 0-based `layer` normalizes q and k: every layer, or with 'irope' only the RoPE layers."""
+        if self.qk_norm == "none":
+            return False
+        return registry.QK_NORM_PLACEMENTS[self.qk_norm_placement][1] == "all" or self.layer_uses_rope(layer)
 
     def layer_window(self, layer: int) -> int | None:
         """Sliding-window size of 0-based `layer`, or None for full causal attention."""

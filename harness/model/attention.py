@@ -1,6 +1,8 @@
 """Causal self-attention: MHA, GQA and MQA with QK-norm, RoPE, soft-capping, sinks and sliding windows.
 
-Order inside: project → QK-norm → rotate → (scale · q·kᵀ) → soft-cap → mask → softmax (+ sink) → · v.
+Order inside: project → QK-norm → rotate → (scale · q·kᵀ) → soft-cap → mask → softmax (+ sink) → · v;
+with `qk_norm_placement='irope'` (Llama 4) the norm follows the rotation, on RoPE layers only. Projections
+and sinks are declared in `harness.model.spec.attention`.
 Two kernels: `F.scaled_dot_product_attention` whenever the arm allows (is_causal when no mask is needed),
 and an eager path only when a soft-cap or sinks change the softmax, which SDPA cannot express.
 """
@@ -12,9 +14,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from harness.config.model import ModelConfig
+from harness.model import registry
 from harness.model.cache import KVCache
+from harness.model.component import Component, declared_linear
 from harness.model.positions import Rotation, apply_rope
 from harness.model.softcap import soft_cap
+from harness.model.spec.params import Params
 
 
 def allowed_keys(n_queries: int, n_keys: int, window: int | None, device: torch.device) -> torch.Tensor:
@@ -27,20 +32,22 @@ def allowed_keys(n_queries: int, n_keys: int, window: int | None, device: torch.
     return allowed
 
 
-class Attention(nn.Module):
+class Attention(Component):
     """One layer's attention. Receives its norms (Identity when off) and reads its layer's window/RoPE use."""
 
-    def __init__(self, cfg: ModelConfig, layer: int, q_norm: nn.Module, k_norm: nn.Module, bias: frozenset[str]) -> None:
+    def __init__(self, cfg: ModelConfig, layer: int, params: Params, q_norm: nn.Module, k_norm: nn.Module) -> None:
         super().__init__()
         self.layer = layer
         self.n_heads, self.n_kv_heads, self.head_dim = cfg.n_heads, cfg.n_kv_heads, cfg.head_dim
-        self.q_proj = nn.Linear(cfg.d_model, cfg.n_heads * cfg.head_dim, bias="q" in bias)
-        self.k_proj = nn.Linear(cfg.d_model, cfg.n_kv_heads * cfg.head_dim, bias="k" in bias)
-        self.v_proj = nn.Linear(cfg.d_model, cfg.n_kv_heads * cfg.head_dim, bias="v" in bias)
-        self.o_proj = nn.Linear(cfg.n_heads * cfg.head_dim, cfg.d_model, bias="o" in bias)
+        self.q_proj = declared_linear(params, "q_proj")
+        self.k_proj = declared_linear(params, "k_proj")
+        self.v_proj = declared_linear(params, "v_proj")
+        self.o_proj = declared_linear(params, "o_proj")
         self.q_norm, self.k_norm = q_norm, k_norm
         self.qk_norm_full = cfg.qk_norm_scope == "full"
-        self.sinks = nn.Parameter(torch.zeros(cfg.n_heads)) if cfg.attn_sinks else None
+        self.norm_before_rope = registry.QK_NORM_PLACEMENTS[cfg.qk_norm_placement][0]
+        self.register_parameter("sinks", None)
+        self.declare(params)  # creates `sinks` when declared
         self.scale = cfg.attn_scale if cfg.attn_scale is not None else cfg.head_dim**-0.5
         self.softcap = cfg.attn_softcap
         self.window = cfg.layer_window(layer)
@@ -51,15 +58,24 @@ class Attention(nn.Module):
         self.captured_k: torch.Tensor | None = None
 
     def _heads(self, x: torch.Tensor, proj: nn.Linear, norm: nn.Module, n_heads: int) -> torch.Tensor:
-        """(B, T, d) → (B, n_heads, T, D), normalized over all heads (full scope) or per head."""
+        """(B, T, d) → (B, n_heads, T, D), normalized over all heads (full scope) or per head when the norm
+        comes before RoPE."""
         batch, seq, _ = x.shape
         h = proj(x)  # (B, T, n·D)
-        if self.qk_norm_full:
+        if self.norm_before_rope and self.qk_norm_full:
             h = norm(h)
         h = h.view(batch, seq, n_heads, self.head_dim)
-        if not self.qk_norm_full:
+        if self.norm_before_rope and not self.qk_norm_full:
             h = norm(h)
         return h.transpose(1, 2)
+
+    def _norm_rotated(self, h: torch.Tensor, norm: nn.Module) -> torch.Tensor:
+        """QK-norm after RoPE (iRoPE): h (B, n, T, D) normalized per head or over all heads."""
+        if not self.qk_norm_full:
+            return norm(h)
+        batch, n_heads, seq, _ = h.shape
+        flat = norm(h.transpose(1, 2).reshape(batch, seq, n_heads * self.head_dim))  # (B, T, n·D)
+        return flat.view(batch, seq, n_heads, self.head_dim).transpose(1, 2)
 
     def forward(self, x: torch.Tensor, rotation: Rotation | None, cache: KVCache | None = None) -> torch.Tensor:
         """x (B, T, d) → (B, T, d); with a cache, x holds only the new tokens."""
@@ -69,10 +85,12 @@ class Attention(nn.Module):
         v = self.v_proj(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, Hkv, T, D)
         if self.uses_rope:
             q, k = apply_rope(q, rotation), apply_rope(k, rotation)
+        if not self.norm_before_rope:
+            q, k = self._norm_rotated(q, self.q_norm), self._norm_rotated(k, self.k_norm)
         if self.capture_qk:
             self.captured_q, self.captured_k = q.detach(), k.detach()
         if cache is not None:
-            k, v = cache.update(self.layer, k, v)  # (B, Hkv, S, D)
+            k, v = cache.update(self.layer, k, v, self.window)  # (B, Hkv, S, D), S ≤ window - 1 + T when windowed
         out = self._eager(q, k, v) if self.path == "eager" else self._sdpa(q, k, v)  # (B, H, T, D)
         return self.o_proj(out.transpose(1, 2).reshape(batch, seq, self.n_heads * self.head_dim))
 

@@ -33,13 +33,16 @@ class Block(nn.Module):
 
 
 class ParallelBlock(nn.Module):
-    """x + attn(n(x)) + mlp(n(x)) with one shared input norm (GPT-J, PaLM)."""
+    """x + attn(n(x)) + mlp(n(x)) with one shared input norm (GPT-J, PaLM), or with a `norm_mlp_in` slot
+    x + attn(n₁(x)) + mlp(n₂(x)), each sublayer normalizing the same input with its own weights (GPT-NeoX)."""
 
     def __init__(self, attn: nn.Module, mlp: nn.Module, norms: dict[str, nn.Module]) -> None:
         super().__init__()
         self.attn, self.mlp = attn, mlp
         self.norm_attn_in = norms["norm_attn_in"]
+        self.norm_mlp_in = norms.get("norm_mlp_in")
 
     def forward(self, x: torch.Tensor, rotation: Rotation | None, cache: KVCache | None = None) -> torch.Tensor:
         h = self.norm_attn_in(x)
-        return x + self.attn(h, rotation, cache) + self.mlp(h)
+        h_mlp = h if self.norm_mlp_in is None else self.norm_mlp_in(x)
+        return x + self.attn(h, rotation, cache) + self.mlp(h_mlp)

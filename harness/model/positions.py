@@ -2,13 +2,20 @@
 
 Every encoding has one interface, `forward(x, offset) -> (x, rotation)` for the tokens at positions offset,
 offset + 1, …: learned positions add to the embeddings, RoPE returns the (cos, sin) tables that attention
-applies to q and k, NoPE does neither.
+applies to q and k, NoPE does neither. Declarations: `harness.model.spec.positions`.
 """
 
 from __future__ import annotations
 
+import math
+
 import torch
-from torch import nn
+import torch.nn.functional as F
+
+from harness.config.model import ModelConfig
+from harness.model import registry
+from harness.model.component import Component
+from harness.model.spec.params import Params
 
 Rotation = tuple[torch.Tensor, torch.Tensor]  # (cos, sin), each (T, head_dim)
 
@@ -30,17 +37,39 @@ def apply_rope(x: torch.Tensor, rotation: Rotation) -> torch.Tensor:
     return x * cos + rotate_half(x) * sin
 
 
-class RotaryPositions(nn.Module):
+def default_inv_freq(cfg: ModelConfig, device: torch.device) -> torch.Tensor:
+    """θ^(-2i/D) for the D/2 channel pairs, in float32 (as transformers computes them)."""
+    exponents = torch.arange(0, cfg.head_dim, 2, device=device, dtype=torch.int64).float()
+    return 1.0 / (cfg.rope_theta ** (exponents / cfg.head_dim))  # (D/2,)
+
+
+def llama3_inv_freq(cfg: ModelConfig, device: torch.device) -> torch.Tensor:
+    """Llama 3.1's frequency rescaling (transformers' `_compute_llama3_parameters`): wavelengths longer than
+    original_len / low_freq_factor are slowed by `factor`, shorter than original_len / high_freq_factor kept,
+    and those in between blend the two smoothly."""
+    inv_freq = default_inv_freq(cfg, device)
+    factor, low, high = cfg.rope_scaling_factor, cfg.rope_low_freq_factor, cfg.rope_high_freq_factor
+    original = cfg.rope_original_max_seq_len
+    wavelen = 2 * math.pi / inv_freq
+    scaled = torch.where(wavelen > original / low, inv_freq / factor, inv_freq)
+    smooth = (original / wavelen - low) / (high - low)
+    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+    is_medium = ~(wavelen < original / high) * ~(wavelen > original / low)
+    return torch.where(is_medium, smoothed, scaled)
+
+
+class RotaryPositions(Component):
     """RoPE tables computed on the fly in float32 (no buffer, so casting the model cannot degrade them)."""
 
-    def __init__(self, head_dim: int, theta: float) -> None:
+    def __init__(self, cfg: ModelConfig, params: Params) -> None:
         super().__init__()
-        self.head_dim, self.theta = head_dim, theta
+        self.cfg = cfg
+        self.inv_freq = registry.resolve(registry.ROPE_TYPES[cfg.rope_type])
+        self.declare(params)
 
     def rotation(self, positions: torch.Tensor) -> Rotation:
         """(cos, sin), each (T, D), for integer `positions` (T,)."""
-        exponents = torch.arange(0, self.head_dim, 2, device=positions.device, dtype=torch.int64).float()
-        inv_freq = 1.0 / (self.theta ** (exponents / self.head_dim))  # (D/2,)
+        inv_freq = self.inv_freq(self.cfg, positions.device)  # (D/2,)
         angles = positions.float()[:, None] * inv_freq[None, :]  # (T, D/2)
         angles = torch.cat((angles, angles), dim=-1)  # (T, D)
         return angles.cos(), angles.sin()
@@ -49,21 +78,29 @@ class RotaryPositions(nn.Module):
         return x, self.rotation(token_positions(x, offset))
 
     def extra_repr(self) -> str:
-        return f"head_dim={self.head_dim}, theta={self.theta}"
+        return f"head_dim={self.cfg.head_dim}, theta={self.cfg.rope_theta}, rope_type={self.cfg.rope_type}"
 
 
-class LearnedPositions(nn.Embedding):
+class LearnedPositions(Component):
     """A learned vector per absolute position, added to the token embeddings (`pos_emb.weight`)."""
+
+    def __init__(self, cfg: ModelConfig, params: Params) -> None:
+        super().__init__()
+        self.declare(params)
 
     def forward(self, x: torch.Tensor, offset: int) -> tuple[torch.Tensor, None]:
         end = offset + x.shape[1]
-        if end > self.num_embeddings:
-            raise ValueError(f"position {end - 1} is beyond learned positions: max_seq_len={self.num_embeddings}")
-        return x + super().forward(token_positions(x, offset)), None
+        if end > self.weight.shape[0]:
+            raise ValueError(f"position {end - 1} is beyond learned positions: max_seq_len={self.weight.shape[0]}")
+        return x + F.embedding(token_positions(x, offset), self.weight), None
 
 
-class NoPositions(nn.Module):
+class NoPositions(Component):
     """NoPE (Kazemnejad et al. 2023): order comes from the causal mask alone."""
+
+    def __init__(self, cfg: ModelConfig, params: Params) -> None:
+        super().__init__()
+        self.declare(params)
 
     def forward(self, x: torch.Tensor, offset: int) -> tuple[torch.Tensor, None]:
         return x, None

@@ -1,83 +1,154 @@
-"""The one place that maps every named switch value of `ModelConfig` to the component that implements it.
+"""The one place that maps every named switch value of `ModelConfig` to what implements it. Torch-free.
 
-Tests iterate these tables against the config's Literal types, so a new value without a component fails loudly.
+Each entry names its torch module lazily ("package.module:Name", imported only when a model is built) next
+to its torch-free parameter declaration (`harness.model.spec`), so `harness.calc` and config validation read
+the same tables without importing torch. A value is valid for `ModelConfig` iff it is registered here; the
+registry tests iterate these tables, so a new entry is tested without editing a test. The recipe for adding
+a value is in docs/internals.md ("Adding a switch value").
 """
 
 from __future__ import annotations
 
-from functools import partial
+import importlib
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
 
-import torch.nn.functional as F
-from torch import nn
+from harness.model.spec import mlp, norms, positions
+from harness.model.spec.attention import QK_NORM_WIDTH
+from harness.model.spec.params import BIAS, Params
 
-from harness.config.model import ModelConfig
-from harness.model.block import Block, ParallelBlock
-from harness.model.mlp import Activation, DenseMLP, GatedMLP
-from harness.model.norms import LayerNorm, RMSNorm
-from harness.model.positions import LearnedPositions, NoPositions, RotaryPositions
 
-NORMS: dict[str, type[nn.Module]] = {"rmsnorm": RMSNorm, "layernorm": LayerNorm}
+@dataclass(frozen=True)
+class Component:
+    """A switch value's torch-free declaration `params(cfg, ...) -> Params` and its module ("pkg.mod:Class")."""
 
-# norm_position → (block class, the norm slots that hold a norm; the rest stay Identity).
-NORM_POSITIONS: dict[str, tuple[type[nn.Module], tuple[str, ...]]] = {
-    "pre": (Block, ("norm_attn_in", "norm_mlp_in")),
-    "post": (Block, ("norm_attn_post", "norm_mlp_post")),
-    "sandwich": (Block, ("norm_attn_in", "norm_attn_out", "norm_mlp_in", "norm_mlp_out")),
-    "reordered": (Block, ("norm_attn_out", "norm_mlp_out")),
-    "parallel": (ParallelBlock, ("norm_attn_in",)),
+    params: Callable[..., Params]
+    module: str | type  # a class itself for components defined outside the package (a test, a user's file)
+
+    def build(self, cfg: Any, *args: Any) -> Any:
+        """An instance of the module (imports torch), built as `Module(cfg, *args, params)` from this
+        entry's declaration `params(cfg, *args)`, so the module and calc read one description."""
+        return resolve(self.module)(cfg, *args, self.params(cfg, *args))
+
+
+@dataclass(frozen=True)
+class Mlp(Component):
+    """An MLP kind: with n_experts > 1 the same kind (gated or not, same activation) becomes each expert."""
+
+    activation: str = "relu"  # a key of harness.model.mlp.ACTIVATIONS
+    gated: bool = False
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A norm_position: the block module, the norm slots that hold a norm (the rest are Identity), and
+    whether the decoder ends in a final norm (post-norm blocks already end in one)."""
+
+    module: str
+    slots: tuple[str, ...]
+    final_norm: bool = True
+
+
+def resolve(path: str | Any) -> Any:
+    """The object at "package.module:name" (anything else is already the object)."""
+    if not isinstance(path, str):
+        return path
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+NORMS: dict[str, Component] = {
+    "layernorm": Component(norms.layernorm, "harness.model.norms:LayerNorm"),
+    "rmsnorm": Component(norms.rmsnorm, "harness.model.norms:RMSNorm"),
 }
-# Post-norm already normalizes the last residual sum; every other placement needs a final norm.
-FINAL_NORM: dict[str, bool] = {"pre": True, "post": False, "sandwich": True, "reordered": True, "parallel": True}
 
-# mlp → (feed-forward class, activation name); with n_experts > 1 the same kind becomes each expert.
-MLPS: dict[str, tuple[type[nn.Module], str]] = {
-    "relu": (DenseMLP, "relu"),
-    "gelu": (DenseMLP, "gelu"),
-    "swiglu": (GatedMLP, "silu"),
-    "geglu": (GatedMLP, "gelu"),
+NORM_POSITIONS: dict[str, Placement] = {
+    "pre": Placement("harness.model.block:Block", ("norm_attn_in", "norm_mlp_in")),
+    "post": Placement("harness.model.block:Block", ("norm_attn_post", "norm_mlp_post"), final_norm=False),
+    "sandwich": Placement(
+        "harness.model.block:Block", ("norm_attn_in", "norm_attn_out", "norm_mlp_in", "norm_mlp_out")
+    ),
+    "reordered": Placement("harness.model.block:Block", ("norm_attn_out", "norm_mlp_out")),
+    "parallel": Placement("harness.model.block:ParallelBlock", ("norm_attn_in",)),  # one shared norm (GPT-J, PaLM)
+    "parallel_two_norms": Placement("harness.model.block:ParallelBlock", ("norm_attn_in", "norm_mlp_in")),  # GPT-NeoX
+}
+
+MLPS: dict[str, Mlp] = {
+    "relu": Mlp(mlp.dense, "harness.model.mlp:DenseMLP", activation="relu"),
+    "gelu": Mlp(mlp.dense, "harness.model.mlp:DenseMLP", activation="gelu"),
+    "swiglu": Mlp(mlp.gated, "harness.model.mlp:GatedMLP", activation="silu", gated=True),
+    "geglu": Mlp(mlp.gated, "harness.model.mlp:GatedMLP", activation="gelu", gated=True),
 }
 GELU_APPROXIMATE: dict[str, str] = {"none": "none", "tanh": "tanh"}  # ModelConfig value → F.gelu argument
-ACTIVATIONS = {
-    "relu": lambda cfg: F.relu,
-    "silu": lambda cfg: F.silu,
-    "gelu": lambda cfg: partial(F.gelu, approximate=GELU_APPROXIMATE[cfg.gelu_approximate]),
+
+POSITIONS: dict[str, Component] = {
+    "rope": Component(positions.none, "harness.model.positions:RotaryPositions"),
+    "nope": Component(positions.none, "harness.model.positions:NoPositions"),
+    "learned": Component(positions.learned, "harness.model.positions:LearnedPositions"),
+}
+# rope_type → inverse-frequency function (head_dim, cfg) -> (D/2,) tensor.
+ROPE_TYPES: dict[str, str] = {
+    "default": "harness.model.positions:default_inv_freq",
+    "llama3": "harness.model.positions:llama3_inv_freq",
 }
 
-# qk_norm → norm class (None: no QK-norm); qk_norm_scope → width of the normalized vector.
-QK_NORMS: dict[str, type[nn.Module] | None] = {"none": None, "rmsnorm": RMSNorm, "layernorm": LayerNorm}
-QK_NORM_WIDTH = {
-    "head": lambda cfg, n_heads: cfg.head_dim,
-    "full": lambda cfg, n_heads: n_heads * cfg.head_dim,
+# qk_norm_placement → (normalize before RoPE?, which layers normalize: all, or only those that rotate).
+QK_NORM_PLACEMENTS: dict[str, tuple[bool, str]] = {
+    "pre_rope": (True, "all"),  # Qwen3, OLMo 2, Gemma 3: project → norm → rotate on every layer
+    "irope": (False, "rope"),  # Llama 4: rotate → norm, on RoPE layers only; NoPE layers stay unnormalized
 }
 
-POSITIONS = {
-    "rope": lambda cfg: RotaryPositions(cfg.head_dim, cfg.rope_theta),
-    "learned": lambda cfg: LearnedPositions(cfg.max_seq_len, cfg.d_model),
-    "nope": lambda cfg: NoPositions(),
+# moe_aux_loss → function (routed_counts (E,), mean_probs (E,), n_tokens, top_k) -> loss.
+MOE_AUX_LOSSES: dict[str, str] = {
+    "assignment_share": "harness.model.moe:assignment_share_loss",
+    "switch": "harness.model.moe:switch_loss",
+}
+# moe_topk_norm → whether the chosen top-k router weights are renormalized to sum 1, given top_k.
+MOE_TOPK_NORMS: dict[str, Callable[[int], bool]] = {
+    "auto": lambda top_k: top_k > 1,  # Mixtral for k ≥ 2; Switch's k = 1 keeps the router probability
+    "renormalize": lambda top_k: True,  # Mixtral at any k; Qwen3-MoE / OLMoE with norm_topk_prob
+    "none": lambda top_k: False,  # Qwen3-MoE / OLMoE default: the softmax probabilities as they are
 }
 
-# bias → which parts carry a bias: q/k/v/o projections, the MLP, LayerNorm's β.
-BIAS: dict[str, frozenset[str]] = {
-    "none": frozenset(),
-    "qkv": frozenset({"q", "k", "v"}),
-    "all": frozenset({"q", "k", "v", "o", "mlp", "norm"}),
-}
+
+def qk_norms() -> dict[str, Component | None]:
+    """qk_norm → norm component (None: no QK-norm); every registered norm can normalize q and k."""
+    return {"none": None, **NORMS}
 
 
-def activation(cfg: ModelConfig) -> Activation:
-    """The elementwise nonlinearity of `cfg.mlp` (SiLU for SwiGLU, GELU for GeGLU, …)."""
-    return ACTIVATIONS[MLPS[cfg.mlp][1]](cfg)
+def tables() -> dict[str, dict[str, Any]]:
+    """Every Literal field of ModelConfig → the table whose keys are its valid values (read at call time,
+    so a value registered later, e.g. in a test, is valid at once)."""
+    return {
+        "mlp": MLPS,
+        "norm": NORMS,
+        "norm_position": NORM_POSITIONS,
+        "qk_norm": qk_norms(),
+        "qk_norm_scope": QK_NORM_WIDTH,
+        "qk_norm_placement": QK_NORM_PLACEMENTS,
+        "positions": POSITIONS,
+        "rope_type": ROPE_TYPES,
+        "bias": BIAS,
+        "gelu_approximate": GELU_APPROXIMATE,
+        "moe_aux_loss": MOE_AUX_LOSSES,
+        "moe_topk_norm": MOE_TOPK_NORMS,
+    }
 
 
-def norm(cfg: ModelConfig, width: int, cls: type[nn.Module] | None = None) -> nn.Module:
-    """A `cfg.norm` (or `cls`) norm over `width` channels with the config's eps, offset and bias rules."""
-    cls = cls or NORMS[cfg.norm]
-    return cls(width, cfg.norm_eps, unit_offset=cfg.norm_unit_offset, bias="norm" in BIAS[cfg.bias])
+def options(field: str) -> tuple[str, ...]:
+    """The valid values of a registered switch, in table order."""
+    return tuple(tables()[field])
 
 
-def qk_norm(cfg: ModelConfig, n_heads: int) -> nn.Module:
-    """The QK-norm of q (n_heads = H) or k (n_heads = Hkv); Identity when qk_norm is 'none'."""
-    cls = QK_NORMS[cfg.qk_norm]
-    if cls is None:
-        return nn.Identity()
-    return norm(cfg, QK_NORM_WIDTH[cfg.qk_norm_scope](cfg, n_heads), cls)
+@contextmanager
+def registered(table: dict[str, Any], name: str, entry: Any) -> Iterator[None]:
+    """Add `entry` under `name` to `table` for the duration of the block (for trying a component out, e.g.
+    in a test, without editing this file)."""
+    if name in table:
+        raise ValueError(f"{name!r} is already registered")
+    table[name] = entry
+    try:
+        yield
+    finally:
+        del table[name]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -12,34 +10,45 @@ from harness.config.model import ModelConfig
 from harness.model import registry
 from harness.model.attention import Attention
 from harness.model.cache import KVCache
+from harness.model.component import Component, declared_linear
 from harness.model.moe import Experts, MixtureOfExperts
-from harness.model.norms import LayerNorm, RMSNorm
 from harness.model.softcap import soft_cap
+from harness.model.spec import attention as attention_spec
+from harness.model.spec import decoder as spec
+from harness.model.spec import mlp as mlp_spec
 
-# Projections that write into the residual stream; GPT-2 scales their init by 1/sqrt(2·n_layers).
-OUTPUT_PROJECTIONS = ("attn.o_proj.weight", "mlp.down_proj.weight", "mlp.experts.down_proj")
+
+def build_norm(cfg: ModelConfig, width: int, kind: str | None = None) -> nn.Module:
+    """A `kind` (default `cfg.norm`) norm over `width` channels, from its registry entry."""
+    return registry.NORMS[kind or cfg.norm].build(cfg, width)
+
+
+def build_qk_norms(cfg: ModelConfig, layer: int) -> tuple[nn.Module, nn.Module]:
+    """The q and k norms of `layer` (Identity where the layer has no QK-norm)."""
+    widths = spec.qk_norm_widths(cfg, layer)
+    if widths is None:
+        return nn.Identity(), nn.Identity()
+    return build_norm(cfg, widths[0], cfg.qk_norm), build_norm(cfg, widths[1], cfg.qk_norm)
 
 
 def build_mlp(cfg: ModelConfig) -> nn.Module:
     """The feed-forward sublayer: one MLP of `cfg.mlp`'s kind, or a routed mixture of such experts."""
-    mlp_class, _ = registry.MLPS[cfg.mlp]
-    act = registry.activation(cfg)
+    kind = registry.MLPS[cfg.mlp]
     if not cfg.is_moe:
-        return mlp_class(cfg.d_model, cfg.d_ff, act, bias="mlp" in registry.BIAS[cfg.bias])
-    experts = Experts(cfg.n_experts, cfg.d_model, cfg.d_ff, act, gated=cfg.is_glu)
-    return MixtureOfExperts(cfg.d_model, cfg.n_experts, cfg.moe_top_k, experts)
+        return kind.build(cfg)
+    experts = Experts(cfg, mlp_spec.experts(cfg, kind.gated))
+    return MixtureOfExperts(cfg, mlp_spec.router(cfg), experts)
 
 
 def build_block(cfg: ModelConfig, layer: int) -> nn.Module:
     """Layer `layer`: attention and MLP, with norms in the slots `cfg.norm_position` names."""
-    attn = Attention(
-        cfg, layer, registry.qk_norm(cfg, cfg.n_heads), registry.qk_norm(cfg, cfg.n_kv_heads), registry.BIAS[cfg.bias]
-    )
-    block_class, slots = registry.NORM_POSITIONS[cfg.norm_position]
-    return block_class(attn, build_mlp(cfg), {slot: registry.norm(cfg, cfg.d_model) for slot in slots})
+    attn = Attention(cfg, layer, attention_spec.projections(cfg), *build_qk_norms(cfg, layer))
+    placement = registry.NORM_POSITIONS[cfg.norm_position]
+    norms = {slot: build_norm(cfg, cfg.d_model) for slot in placement.slots}
+    return registry.resolve(placement.module)(attn, build_mlp(cfg), norms)
 
 
-class Transformer(nn.Module):
+class Transformer(Component):
     """Decoder-only LM. `forward(input_ids (B, T), cache=None) -> logits (B, T, V)`.
 
     After each forward `aux_loss` holds the mean MoE load-balancing loss over layers (a 0 tensor when dense).
@@ -48,30 +57,30 @@ class Transformer(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.cfg = cfg
-        self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
-        self.pos_emb = registry.POSITIONS[cfg.positions](cfg)
+        head = spec.embeddings(cfg)
+        self.tok_emb = nn.Embedding(*head["tok_emb.weight"].shape)
+        self.pos_emb = registry.POSITIONS[cfg.positions].build(cfg)
         self.layers = nn.ModuleList(build_block(cfg, i) for i in range(cfg.n_layers))
-        self.final_norm = registry.norm(cfg, cfg.d_model) if registry.FINAL_NORM[cfg.norm_position] else nn.Identity()
-        self.lm_head = None if cfg.tie_embeddings else nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        final_norm = registry.NORM_POSITIONS[cfg.norm_position].final_norm
+        self.final_norm = build_norm(cfg, cfg.d_model) if final_norm else nn.Identity()
+        self.lm_head = None if cfg.tie_embeddings else declared_linear(head, "lm_head")
+        self.declare(head)
         self.aux_loss = torch.zeros(())
         self.reset_parameters()
 
-    @torch.no_grad()
     def reset_parameters(self) -> None:
-        """normal(init_std) weights, zero biases, identity norms; output projections /sqrt(2·n_layers)."""
-        for module in self.modules():
-            if isinstance(module, (RMSNorm, LayerNorm)):
-                module.reset_parameters()
-                continue
-            for name, param in module.named_parameters(recurse=False):
-                if name == "bias":
-                    nn.init.zeros_(param)
-                else:
-                    nn.init.normal_(param, std=self.cfg.init_std)
-        if self.cfg.scaled_init:
-            for name, param in self.named_parameters():
-                if name.endswith(OUTPUT_PROJECTIONS):
-                    param.mul_(1 / math.sqrt(2 * self.cfg.n_layers))
+        """Every component initializes the tensors it declares (this one: the embedding and an untied head),
+        in module order; see `harness.model.spec.params` for the rules (normal(init_std), output projections
+        / sqrt(2·n_layers), zero biases, identity norms)."""
+        declared: set[str] = set()
+        for prefix, module in self.named_modules():
+            if isinstance(module, Component):
+                Component.reset_parameters(module)
+                declared |= {f"{prefix}.{name}".removeprefix(".") for name in module.declared}
+        # A tensor nobody declares would keep PyTorch's default init and be missing from calc: refuse it.
+        undeclared = [name for name, _ in self.named_parameters() if name not in declared]
+        if undeclared:
+            raise TypeError(f"parameters without a declaration (harness.model.spec): {', '.join(undeclared)}")
 
     @property
     def attention_paths(self) -> list[str]:

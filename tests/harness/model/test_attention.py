@@ -2,9 +2,10 @@ import pytest
 import torch
 
 from harness.config.model import ModelConfig
-from harness.model import registry
 from harness.model.attention import Attention
 from harness.model.positions import RotaryPositions
+from harness.model.spec.attention import projections
+from harness.model.transformer import build_qk_norms
 from harness.model.softcap import soft_cap
 
 HEADS = {"mha": (4, 4), "gqa": (4, 2), "mqa": (4, 1)}
@@ -13,7 +14,7 @@ HEADS = {"mha": (4, 4), "gqa": (4, 2), "mqa": (4, 1)}
 def _attention(layer=0, **overrides):
     cfg = ModelConfig(vocab_size=32, d_model=32, n_layers=2, n_heads=4, **overrides)
     torch.manual_seed(0)
-    attn = Attention(cfg, layer, registry.qk_norm(cfg, cfg.n_heads), registry.qk_norm(cfg, cfg.n_kv_heads), registry.BIAS[cfg.bias])
+    attn = Attention(cfg, layer, projections(cfg), *build_qk_norms(cfg, layer))
     with torch.no_grad():
         for param in attn.parameters():
             param.normal_(std=0.3)
@@ -58,7 +59,7 @@ def _reference(attn, x, rotation):
 
 def _run(cfg, attn, seq=9):
     x = torch.randn(2, seq, cfg.d_model)
-    rotation = RotaryPositions(cfg.head_dim, cfg.rope_theta).rotation(torch.arange(seq))
+    rotation = RotaryPositions(cfg, {}).rotation(torch.arange(seq))
     return attn(x, rotation), _reference(attn, x, rotation)
 
 
@@ -86,7 +87,7 @@ def test_eager_path_matches_reference_with_caps_and_sinks(overrides):
 def test_eager_and_sdpa_paths_agree_without_cap_or_sink(overrides):
     cfg, attn = _attention(**overrides)
     x = torch.randn(2, 7, cfg.d_model)
-    rotation = RotaryPositions(cfg.head_dim, cfg.rope_theta).rotation(torch.arange(7))
+    rotation = RotaryPositions(cfg, {}).rotation(torch.arange(7))
     sdpa = attn(x, rotation)
     attn.path = "eager"
     torch.testing.assert_close(attn(x, rotation), sdpa, rtol=1e-5, atol=1e-5)
@@ -123,7 +124,7 @@ def test_capture_qk_stores_rotated_normalized_q_and_k_before_scaling():
     attn.k_norm.reset_parameters()
     attn.capture_qk = True
     x = torch.randn(2, 5, cfg.d_model)
-    rotation = RotaryPositions(cfg.head_dim, cfg.rope_theta).rotation(torch.arange(5))
+    rotation = RotaryPositions(cfg, {}).rotation(torch.arange(5))
     attn(x, rotation)
     assert attn.captured_q.shape == (2, 4, 5, 8) and attn.captured_k.shape == (2, 2, 5, 8)
     assert not attn.captured_q.requires_grad

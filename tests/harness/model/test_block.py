@@ -16,6 +16,7 @@ FORMULAS = {
     ),
     "reordered": lambda x, attn, mlp, n: (h := x + n("attn_out")(attn(x))) + n("mlp_out")(mlp(h)),
     "parallel": lambda x, attn, mlp, n: x + attn(n("attn_in")(x)) + mlp(n("attn_in")(x)),
+    "parallel_two_norms": lambda x, attn, mlp, n: x + attn(n("attn_in")(x)) + mlp(n("mlp_in")(x)),
 }
 
 

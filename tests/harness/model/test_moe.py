@@ -1,15 +1,15 @@
 import torch
-import torch.nn.functional as F
 
 from harness.config.model import ModelConfig
 from harness.model import build_model
-from harness.model.moe import Experts, MixtureOfExperts
+from harness.model.transformer import build_mlp
 
 
-def _moe(n_experts=4, top_k=2, gated=True):
+def _moe(n_experts=4, top_k=2, gated=True, **overrides):
     torch.manual_seed(0)
-    experts = Experts(n_experts, 8, 12, F.silu, gated=gated)
-    moe = MixtureOfExperts(8, n_experts, top_k, experts)
+    cfg = ModelConfig(d_model=8, d_ff=12, n_heads=2, n_experts=n_experts, moe_top_k=top_k,
+                      mlp="swiglu" if gated else "relu", **overrides)
+    moe = build_mlp(cfg)
     with torch.no_grad():
         for param in moe.parameters():
             param.normal_(std=0.5)
@@ -23,7 +23,7 @@ def _reference(moe, x):
     probs = moe.router(tokens).softmax(-1)
     for n, token in enumerate(tokens):
         weights, chosen = probs[n].topk(moe.top_k)
-        if moe.top_k > 1:
+        if moe.renormalize:
             weights = weights / weights.sum()
         for weight, e in zip(weights, chosen.tolist()):
             out[n] += weight * moe.experts._expert(e, token[None])[0]

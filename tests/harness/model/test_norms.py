@@ -2,7 +2,22 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from harness.model.norms import LayerNorm, RMSNorm
+from harness.config.model import ModelConfig
+from harness.model import registry
+
+
+def RMSNorm(width, eps, unit_offset=False, bias=False):  # noqa: N802 - stands in for the class
+    return _norm("rmsnorm", width, eps, unit_offset, bias)
+
+
+def LayerNorm(width, eps, unit_offset=False, bias=False):  # noqa: N802
+    return _norm("layernorm", width, eps, unit_offset, bias)
+
+
+def _norm(kind, width, eps, unit_offset, bias):
+    """The registry's norm as the model builds it, from a config carrying eps, offset and bias."""
+    cfg = ModelConfig(norm_eps=eps, norm_unit_offset=unit_offset, bias="all" if bias else "none")
+    return registry.NORMS[kind].build(cfg, width)
 
 
 def _randomize(norm):

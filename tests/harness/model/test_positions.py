@@ -1,7 +1,18 @@
 import pytest
 import torch
 
-from harness.model.positions import LearnedPositions, NoPositions, RotaryPositions, apply_rope
+from harness.config.model import ModelConfig
+from harness.model import registry
+from harness.model.positions import apply_rope
+
+
+def _positions(kind, **overrides):
+    cfg = ModelConfig(n_heads=1, positions=kind, **overrides)
+    return registry.POSITIONS[kind].build(cfg)
+
+
+def RotaryPositions(head_dim, theta):  # noqa: N802 - stands in for the class
+    return _positions("rope", head_dim=head_dim, rope_theta=theta)
 
 
 def _rotated(x, positions, head_dim=8, theta=10000.0):
@@ -48,7 +59,8 @@ def test_rope_offset_continues_positions():
 
 
 def test_learned_positions_add_per_position_vectors_and_refuse_beyond_max():
-    learned = LearnedPositions(6, 4)
+    learned = _positions("learned", max_seq_len=6, d_model=4)
+    learned.reset_parameters()
     x = torch.zeros(2, 3, 4)
     out, rotation = learned(x, offset=2)
     assert rotation is None
@@ -59,5 +71,5 @@ def test_learned_positions_add_per_position_vectors_and_refuse_beyond_max():
 
 def test_nope_changes_nothing():
     x = torch.randn(1, 3, 4)
-    out, rotation = NoPositions()(x, offset=3)
+    out, rotation = _positions("nope")(x, offset=3)
     assert out is x and rotation is None

@@ -1,0 +1,47 @@
+"""`Component`: a module whose parameters are declared torch-free (`harness.model.spec`) and which
+initializes itself from that declaration, so no list of module types is needed anywhere else."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from harness.model.spec.params import Init, Params
+
+
+@torch.no_grad()
+def initialize(tensor: torch.Tensor, init: Init) -> None:
+    """Fill `tensor` in place as `init` says (normal draws, then the scale, as GPT-2's scaled init does)."""
+    if init.kind == "ones":
+        tensor.fill_(1.0)
+    elif init.kind == "zeros":
+        tensor.zero_()
+    else:
+        tensor.normal_(0.0, init.std)
+        if init.scale != 1.0:
+            tensor.mul_(init.scale)
+
+
+class Component(nn.Module):
+    """Call `declare(params)` in `__init__` after creating the sub-layers (nn.Linear, …) that the dotted
+    names reach into; undotted names become this module's own parameters."""
+
+    declared: Params
+
+    def declare(self, params: Params) -> None:
+        """Adopt the declaration and create the own parameters it names that do not exist yet."""
+        self.declared = params
+        for name, param in params.items():
+            if "." not in name and self._parameters.get(name) is None:
+                self.register_parameter(name, nn.Parameter(torch.empty(param.shape)))
+
+    def reset_parameters(self) -> None:
+        """Initialize every declared tensor (own and of plain sub-layers), in declaration order."""
+        for name, param in self.declared.items():
+            initialize(self.get_parameter(name), param.init)
+
+
+def declared_linear(params: Params, name: str) -> nn.Linear:
+    """The nn.Linear that `params` declares as `name` (its shape, and a bias iff one is declared)."""
+    fan_out, fan_in = params[f"{name}.weight"].shape
+    return nn.Linear(fan_in, fan_out, bias=f"{name}.bias" in params)

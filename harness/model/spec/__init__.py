@@ -1,0 +1,1 @@
+"""Torch-free parameter declarations of every component (see `params.py`); `decoder.py` assembles a whole model."""

@@ -1,0 +1,26 @@
+"""Declarations of the norms (`harness/model/norms.py`): a per-channel scale, and LayerNorm's β."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.model.spec.params import ONES, ZEROS, Param, Params, has_bias
+
+if TYPE_CHECKING:
+    from harness.config.model import ModelConfig
+
+
+def scale(cfg: ModelConfig, width: int) -> Params:
+    """γ: identity at init, i.e. ones, or zeros when it is stored as an offset from one (Gemma's 1 + w)."""
+    return {"weight": Param((width,), ZEROS if cfg.norm_unit_offset else ONES)}
+
+
+def rmsnorm(cfg: ModelConfig, width: int) -> Params:
+    """RMSNorm never has a bias."""
+    return scale(cfg, width)
+
+
+def layernorm(cfg: ModelConfig, width: int) -> Params:
+    """LayerNorm: γ, plus a zero β when the model carries biases everywhere (`bias='all'`)."""
+    beta = {"bias": Param((width,), ZEROS)} if has_bias(cfg, "norm") else {}
+    return scale(cfg, width) | beta

@@ -1,0 +1,20 @@
+"""Declarations of the position encodings (`harness/model/positions.py`): only learned positions own a table."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.model.spec.params import Param, Params, weight_init
+
+if TYPE_CHECKING:
+    from harness.config.model import ModelConfig
+
+
+def learned(cfg: ModelConfig) -> Params:
+    """One vector per absolute position, added to the embeddings (a lookup, not a matmul)."""
+    return {"weight": Param((cfg.max_seq_len, cfg.d_model), weight_init(cfg))}
+
+
+def none(cfg: ModelConfig) -> Params:
+    """RoPE computes its tables on the fly and NoPE has none: no parameters."""
+    return {}
