@@ -1,0 +1,182 @@
+"""The local backend: N long-lived worker processes on this machine run the claim loop over a stored
+plan while this process shows live progress, rewrites the report after each finished cell, and turns
+Ctrl-C / SIGTERM into a clean stop of every worker (each checkpoints its cell)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+import db
+from db.compact import compact
+from experiments.devices import worker_env, worker_slots
+from experiments.progress import CellRef, ProgressReader, render
+
+REFRESH_EVERY = 0.5
+MAX_RESPAWNS = 3  # per worker slot: a worker that keeps dying is a bug to read in its log, not to retry forever
+
+
+class LiveDisplay:
+    """Redraws the progress lines in place on a terminal; elsewhere prints the summary line when it changes."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self._drawn = 0
+        self._last = ""
+
+    def show(self, lines: list[str]) -> None:
+        if not self.enabled:
+            return
+        if self.tty:
+            sys.stderr.write("\x1b[F\x1b[2K" * self._drawn + "".join(f"{line}\n" for line in lines))
+            sys.stderr.flush()
+            self._drawn = len(lines)
+        elif lines[0].split(" · elapsed")[0] != self._last:
+            self._last = lines[0].split(" · elapsed")[0]
+            print(lines[0], file=sys.stderr, flush=True)
+
+
+class ReportWriter:
+    """Rewrites the sweep's HTML report in a background thread, one rewrite at a time, skipping ones that
+    would queue up (the next finished cell triggers a fresher one)."""
+
+    def __init__(self, results_dir: Path, sweep: str, write: Callable[[Path, str], object] | None) -> None:
+        self.results_dir, self.sweep, self.write = results_dir, sweep, write
+        self._thread: threading.Thread | None = None
+        self.error: str | None = None
+
+    def refresh(self, wait: bool = False) -> None:
+        if self.write is None:
+            return
+        if self._thread is not None and self._thread.is_alive():
+            if not wait:
+                return
+            self._thread.join()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        if wait:
+            self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            self.write(self.results_dir, self.sweep)
+        except Exception as error:  # the report is a view; a failing one must not stop the sweep
+            self.error = f"{type(error).__name__}: {error}"
+
+
+class LocalSweep:
+    """Start the workers, watch them and the store, stop them cleanly on a signal."""
+
+    def __init__(self, results_dir: Path, sweep: str, cells: list[CellRef], *, slots: list[str], retries: int,
+                 stale_after: float, progress: bool, report: Callable | None) -> None:
+        self.results_dir, self.sweep, self.cells = Path(results_dir), sweep, cells
+        self.slots, self.retries, self.stale_after = slots, retries, stale_after
+        self.reader = ProgressReader(self.results_dir, cells, retries, stale_after)
+        self.display = LiveDisplay(progress)
+        self.report = ReportWriter(self.results_dir, sweep, report)
+        self.logs = db.sweep_dir(self.results_dir, sweep) / "logs"
+        self.stop_signal: int | None = None
+        self.processes: list[subprocess.Popen | None] = [None] * len(slots)
+        self.respawns = [0] * len(slots)
+
+    def _spawn(self, i: int) -> subprocess.Popen:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        threads = max(1, (os.cpu_count() or 1) // max(1, sum(1 for s in self.slots if s == "cpu"))) if self.slots[i] == "cpu" else 1
+        command = [sys.executable, "-m", "experiments.worker", "--results", str(self.results_dir), "--sweep", self.sweep,
+                   "--worker", f"w{i}", "--retries", str(self.retries), "--stale-after", str(self.stale_after),
+                   "--threads", str(threads)]
+        log = open(self.logs / f"w{i}.log", "a")
+        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=worker_env(self.slots[i], threads))
+
+    def _on_signal(self, signum, frame) -> None:
+        first = self.stop_signal is None
+        self.stop_signal = self.stop_signal or signum
+        if first:
+            for process in self.processes:
+                if process is not None and process.poll() is None:
+                    process.send_signal(signal.SIGTERM)  # graceful in the worker; a second SIGINT would not be
+
+    def run(self) -> int:
+        """Run until every cell is finished or a signal stops us; returns the command's exit code."""
+        started = time.monotonic()
+        done_at_start = self.reader.read().done
+        if done_at_start == len(self.cells):
+            return self._finish(trained=False)  # nothing to train: no worker (and no torch import) at all
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            self.processes = [self._spawn(i) for i in range(len(self.slots))]
+            last_done = done_at_start
+            while True:
+                progress = self.reader.read()
+                elapsed = time.monotonic() - started
+                finished_here = progress.done - done_at_start
+                eta = elapsed / finished_here * (progress.total - progress.done) if finished_here else None
+                self.display.show(render(self.sweep, progress, elapsed, eta))
+                if progress.done != last_done:
+                    last_done = progress.done
+                    self.report.refresh()
+                alive = [p for p in self.processes if p is not None and p.poll() is None]
+                if not alive:
+                    break
+                self._respawn_dead(progress)
+                time.sleep(REFRESH_EVERY)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        return self._finish()
+
+    def _respawn_dead(self, progress) -> None:
+        """A worker that died (killed, out of memory) while cells need work is replaced; its cell is resumed
+        by whoever claims it next (its claim is free at once: its process is gone)."""
+        if self.stop_signal is not None or progress.done == progress.total:
+            return
+        for i, process in enumerate(self.processes):
+            if process is not None and process.poll() not in (None, 0) and self.respawns[i] < MAX_RESPAWNS:
+                self.respawns[i] += 1
+                print(f"worker w{i} exited with {process.returncode}; starting a new one (log {self.logs / f'w{i}.log'})",
+                      file=sys.stderr)
+                self.processes[i] = self._spawn(i)
+
+    def _finish(self, trained: bool = True) -> int:
+        """Print the outcome; compact the store and write the final report unless nothing changed."""
+        progress = self.reader.read()
+        self.display.show(render(self.sweep, progress))
+        if self.stop_signal is not None:
+            print(f"sweep {self.sweep}: stopped by {signal.Signals(self.stop_signal).name}; {progress.done} of "
+                  f"{progress.total} cells finished, the cells in flight checkpointed.\n  resume with the same "
+                  f"command: {shlex.join(['harness', *sys.argv[1:]])}",
+                  file=sys.stderr)
+            self.report.refresh(wait=True)
+            return 128 + self.stop_signal
+        if progress.done < progress.total:
+            print(f"sweep {self.sweep}: {progress.total - progress.done} cells left after the workers ended; see "
+                  f"{self.logs}/ and run the same command again.", file=sys.stderr)
+            self.report.refresh(wait=True)
+            return 1
+        if trained or not (db.sweep_dir(self.results_dir, self.sweep) / "report.html").exists():
+            compact(self.results_dir)  # later queries of a finished sweep read a few merged shards, not thousands
+            self.report.refresh(wait=True)
+        if self.report.error:
+            print(f"sweep {self.sweep}: the report could not be written: {self.report.error}", file=sys.stderr)
+        for cell in progress.failed_cells:
+            print(f"  failed: cell {cell.index} {cell.label} ({cell.run_id}); traceback in the runs view's summary, "
+                  f"log under {self.logs}/", file=sys.stderr)
+        return 1 if progress.failed else 0
+
+
+def run_local(results_dir: Path, sweep: str, cells: list[CellRef], *, devices: list[str], workers: int | None,
+              per_device: int, retries: int, stale_after: float, progress: bool = True,
+              report: Callable | None = None) -> int:
+    """Run a stored sweep plan on this machine; see `LocalSweep`."""
+    slots = worker_slots(devices, workers, per_device)
+    return LocalSweep(results_dir, sweep, cells, slots=slots, retries=retries, stale_after=stale_after,
+                      progress=progress, report=report).run()

@@ -1,0 +1,105 @@
+"""Where a sweep stands, read from the results store and the claims only (so `harness sweep --status` shows
+a sweep that runs elsewhere exactly as its own live display does)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import db
+from experiments.claims import ClaimInfo, current_claim
+
+DEFAULT_STALE_AFTER = 60.0
+
+
+@dataclass(frozen=True)
+class CellRef:
+    """The plan's view of a cell: enough to find it in the store and to name it."""
+
+    index: int
+    run_id: str
+    label: str
+
+
+@dataclass
+class SweepProgress:
+    """Counts of the plan's cells by state, and the live claims of the running ones."""
+
+    total: int
+    completed: int = 0
+    diverged: int = 0
+    failed: int = 0
+    running: list[tuple[CellRef, ClaimInfo]] = field(default_factory=list)
+    failed_cells: list[CellRef] = field(default_factory=list)
+
+    @property
+    def done(self) -> int:
+        return self.completed + self.diverged + self.failed
+
+    @property
+    def left(self) -> int:
+        return self.total - self.done - len(self.running)
+
+
+def cell_refs(plan_table) -> list[CellRef]:
+    """CellRefs of a stored plan (`db.read_plan`)."""
+    rows = plan_table.select(["cell", "run_id", "arm", "lr", "seed"]).to_pylist()
+    return [CellRef(r["cell"], r["run_id"], f"{r['arm']} lr={r['lr']:g} seed={r['seed']}") for r in rows]
+
+
+class ProgressReader:
+    """Reads a sweep's progress; finished cells are remembered, so polling costs only the unfinished ones."""
+
+    def __init__(self, results_dir: Path, cells: list[CellRef], retries: int, stale_after: float = DEFAULT_STALE_AFTER) -> None:
+        self.results_dir, self.cells, self.retries, self.stale_after = Path(results_dir), cells, retries, stale_after
+        self._final: dict[str, str] = {}
+
+    def final_status(self, run_id: str) -> str | None:
+        """completed / diverged / failed (past its retries) once the cell needs no more work, else None."""
+        if run_id in self._final:
+            return self._final[run_id]
+        state = db.run_state(self.results_dir, run_id)
+        status = state.result or ("failed" if state.failures > self.retries else None)
+        if status is not None:
+            self._final[run_id] = status
+        return status
+
+    def read(self) -> SweepProgress:
+        progress = SweepProgress(len(self.cells))
+        for cell in self.cells:
+            status = self.final_status(cell.run_id)
+            if status is None:
+                claim = current_claim(self.results_dir, cell.run_id)
+                if claim is not None and not claim.stale(self.stale_after):
+                    progress.running.append((cell, claim))
+                continue
+            setattr(progress, status, getattr(progress, status) + 1)
+            if status == "failed":
+                progress.failed_cells.append(cell)
+        return progress
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def render(sweep: str, progress: SweepProgress, elapsed: float | None = None, eta: float | None = None) -> list[str]:
+    """The display's lines: one summary line, then one per running cell (worker, cell, step)."""
+    timing = ""
+    if elapsed is not None:
+        timing += f" · elapsed {_duration(elapsed)}"
+    if eta is not None:
+        timing += f" · ETA {_duration(eta)}"
+    lines = [
+        f"sweep {sweep}: {progress.done}/{progress.total} done ({progress.completed} completed, {progress.diverged} "
+        f"diverged, {progress.failed} failed) · {len(progress.running)} running · {progress.left} left{timing}"
+    ]
+    for cell, claim in sorted(progress.running, key=lambda item: item[1].worker):
+        step = f"step {claim.step}/{claim.steps}" if claim.step is not None else "starting"
+        lines.append(f"  {claim.worker or claim.host}: cell {cell.index} {cell.label}  {step}")
+    return lines

@@ -1,0 +1,169 @@
+"""A sweep worker: a long-lived process that pays for torch, Lightning and data preparation once, then
+claims cell after cell of a sweep's stored plan and trains it, until no cell needs work.
+
+A diverged cell is finished. A cell whose previous worker died resumes from its last checkpoint (or
+starts again at step 0 as a new segment). A cell that raised is retried until it failed `retries + 1`
+times. SIGINT/SIGTERM stop the cell in flight at its next step with a checkpoint (status `interrupted`)
+and end the worker with exit code 128 + signal. Run as `python -m experiments.worker --results DIR --sweep NAME`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import db
+from experiments.cell import Cell
+from experiments.claims import Claim, Heartbeat, try_claim
+from experiments.progress import DEFAULT_STALE_AFTER
+
+HEARTBEAT_EVERY = 5.0
+POLL_EVERY = 1.0
+
+
+def _log(worker: str, message: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {worker}: {message}", flush=True)
+
+
+class _StepReporter:
+    """A Lightning logger that only tells the heartbeat which step the cell is at (built lazily: Lightning)."""
+
+    @staticmethod
+    def make(heartbeat: Heartbeat):
+        from lightning.pytorch.loggers import Logger
+
+        class StepReporter(Logger):
+            name = "heartbeat"
+            version = "0"
+
+            def log_metrics(self, metrics, step=None) -> None:
+                heartbeat.step = step
+                if heartbeat.claim.lost():
+                    from harness.train.interrupt import request_stop
+
+                    request_stop()  # someone took the cell over (we looked dead): stop at the next step
+
+            def log_hyperparams(self, *args, **kwargs) -> None:
+                pass
+
+        return StepReporter()
+
+
+class Worker:
+    """The claim loop over one sweep's plan."""
+
+    def __init__(self, results_dir: Path, sweep: str, name: str, retries: int, stale_after: float) -> None:
+        self.results_dir, self.sweep, self.name = Path(results_dir), sweep, name
+        self.retries, self.stale_after = retries, stale_after
+        self.cells = [Cell.from_plan_row(row) for row in db.read_plan(results_dir, sweep).to_pylist()]
+        self._finished: set[str] = set()
+        self._prepared: dict[tuple[str, int], object] = {}
+
+    def _needs_work(self, cell: Cell) -> bool:
+        if cell.run_id in self._finished:
+            return False
+        state = db.run_state(self.results_dir, cell.run_id)
+        if state.result is not None or state.failures > self.retries:
+            self._finished.add(cell.run_id)
+            return False
+        return True
+
+    def _data(self, cell: Cell):
+        from harness.data import prepare
+
+        key = (cell.data.content_hash(), cell.model.vocab_size)
+        if key not in self._prepared:
+            self._prepared[key] = prepare(cell.data, cell.model.vocab_size)
+        return self._prepared[key]
+
+    def _train(self, cell: Cell, claim: Claim):
+        """Train the claimed cell; returns the outcome, or None when it raised (stored as a failed segment)."""
+        from harness.train.run import RunSpec, check_run_inputs, train_run
+
+        state = db.run_state(self.results_dir, cell.run_id)
+        spec = RunSpec(cell.model, cell.train, cell.data, self.results_dir, cell.run_id, resume=state.exists,
+                       sweep=self.sweep, arm=cell.arm)
+        how = "resuming" if state.exists else "starting"
+        _log(self.name, f"{how} cell {cell.index} {cell.label} ({cell.run_id})")
+        with Heartbeat(claim, HEARTBEAT_EVERY, cell.train.steps) as heartbeat:
+            try:
+                prepared = self._data(cell)
+                check_run_inputs(prepared, cell.train)
+                outcome = train_run(spec, prepared, extra_loggers=[_StepReporter.make(heartbeat)], progress=False)
+            except Exception as error:  # a crash of this cell is data about the infrastructure: store it, retry
+                self._record_failure(cell, state, error)
+                return None
+        _log(self.name, f"cell {cell.index} {outcome.status}")
+        return outcome
+
+    def _record_failure(self, cell: Cell, before: db.RunState, error: Exception) -> None:
+        """Make sure the attempt counts as a failed segment with its traceback, even when it raised before the
+        run's writer opened (bad data, a device error at set-up)."""
+        text = traceback.format_exc()
+        _log(self.name, f"cell {cell.index} raised {type(error).__name__}: {error}\n{text}")
+        after = db.run_state(self.results_dir, cell.run_id)
+        if after.failures > before.failures:
+            return
+        from harness.train.checkpoints import checkpoint_step, last_checkpoint
+
+        ckpt = last_checkpoint(self.results_dir, cell.run_id)
+        start = checkpoint_step(ckpt) + 1 if ckpt is not None else 0
+        writer = db.RunWriter.open(self.results_dir, cell.run_id, sweep=self.sweep, arm=cell.arm, seed=cell.seed,
+                                   resume=True, resume_from_step=start)
+        writer.close("failed", summary={"error": f"{type(error).__name__}: {error}", "traceback": text})
+
+    def run(self) -> int:
+        """Claim and train until every cell is finished; 0, or 128 + signal when stopped by one."""
+        from harness.train.interrupt import stop_on_signals, stop_requested
+
+        with stop_on_signals():
+            while True:
+                if stop_requested():
+                    return 128 + stop_requested()
+                waiting, trained = False, False
+                for cell in self.cells:
+                    if not self._needs_work(cell):
+                        continue
+                    claim = try_claim(self.results_dir, cell.run_id, worker=self.name, sweep=self.sweep,
+                                      stale_after=self.stale_after)
+                    if claim is None:
+                        waiting = True  # someone else trains it; if they die, it comes back to us
+                        continue
+                    if not self._needs_work(cell):  # finished between our look and our claim
+                        continue
+                    outcome = self._train(cell, claim)
+                    if outcome is not None and outcome.interrupted is not None:
+                        _log(self.name, f"stopped at step {outcome.interrupted.step} of cell {cell.index}")
+                        return 128 + outcome.interrupted.signum
+                    trained = True
+                    break  # back to the top: plan order, and cells freed meanwhile come first
+                if not trained:
+                    if not waiting:
+                        _log(self.name, "no cell left")
+                        return 0
+                    time.sleep(POLL_EVERY)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.worker", description="Train cells of a stored sweep plan.")
+    parser.add_argument("--results", required=True, type=Path)
+    parser.add_argument("--sweep", required=True)
+    parser.add_argument("--worker", default=f"{socket.gethostname()}-{os.getpid()}")
+    parser.add_argument("--retries", type=int, default=1)
+    parser.add_argument("--stale-after", type=float, default=DEFAULT_STALE_AFTER)
+    parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
+    args = parser.parse_args(argv)
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    return Worker(args.results, args.sweep, args.worker, args.retries, args.stale_after).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""`harness sweep ABLATION`: expand an ablation into cells, validate them all, and run every cell exactly
+once on this machine (`--dry-run` lists them, `--status` shows a sweep that runs elsewhere). See docs/sweeps.md."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    """Add `harness sweep` to the CLI."""
+    parser = subparsers.add_parser(
+        "sweep", help="run an ablation grid: every cell once, resumable after any crash",
+        description="Expand an ablation (a module of ablations/ or a .py file) into cells and train each once. "
+        "Running the same command again skips finished cells. See docs/sweeps.md.",
+    )
+    parser.add_argument("ablation", metavar="ABLATION", help="a name from `harness ablations`, or a path to a .py file defining one Ablation")
+    parser.add_argument("--preset", metavar="NAME", help="replace the ablation's base model with this preset")
+    parser.add_argument("--steps", type=int, metavar="N", help="train every cell for N steps (replaces the budget)")
+    parser.add_argument("--seeds", type=int, metavar="N", help="seeds per cell (replaces the ablation's count)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="FIELD=VALUE",
+                        help="set a ModelConfig/TrainConfig/DataConfig field of the base (repeatable)")
+    parser.add_argument("--workers", type=int, metavar="N", help="worker processes (default: 1 on CPU, one per GPU slot)")
+    parser.add_argument("--devices", default="auto", metavar="auto|cpu|cuda:0,cuda:1", help="where workers run (default: auto)")
+    parser.add_argument("--per-device", type=int, default=1, metavar="K", help="workers sharing one GPU (tiny proxies)")
+    parser.add_argument("--retries", type=int, default=1, metavar="N", help="retries of a cell that raised before it is stored as failed (default 1)")
+    parser.add_argument("--stale-after", type=float, default=60.0, metavar="S",
+                        help="seconds without a heartbeat after which another worker takes a cell over (default 60)")
+    parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
+    parser.add_argument("--dry-run", action="store_true", help="list every cell and an estimated time; train nothing")
+    parser.add_argument("--status", action="store_true", help="show the progress of this sweep from the store and exit")
+    parser.add_argument("--no-progress", action="store_true", help="no live display (batch jobs)")
+    parser.add_argument("--no-report", action="store_true", help="do not rewrite the HTML report as cells finish")
+    parser.set_defaults(handler=sweep)
+
+
+def _check_options(args) -> None:
+    from harness.config.base import ConfigError
+
+    for option in ("steps", "seeds", "workers"):
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            raise ConfigError(f"--{option} {value} is invalid: must be ≥ 1.")
+    if args.retries < 0:
+        raise ConfigError(f"--retries {args.retries} is invalid: must be ≥ 0.")
+    if args.stale_after <= 0:
+        raise ConfigError(f"--stale-after {args.stale_after} is invalid: must be > 0 seconds.")
+    if args.dry_run and args.status:
+        raise ConfigError("--dry-run and --status: give one.")
+
+
+def plan_sweep(args):
+    """(plan, source, results_dir): the ablation expanded and every cell validated; nothing written yet."""
+    import db
+    from harness.cli.overrides import split_overrides
+    from harness.cli.run_checks import check_results_dir
+    from harness.config.data import DataConfig
+    from harness.config.model import ModelConfig
+    from harness.config.train import TrainConfig
+    from experiments import expand
+    from experiments.load import load_ablation
+
+    _check_options(args)
+    ablation, source = load_ablation(args.ablation)
+    grouped = split_overrides((ModelConfig, TrainConfig, DataConfig), args.overrides)
+    overrides = {name: value for fields in grouped.values() for name, value in fields.items()}
+    plan = expand(ablation, preset=args.preset, steps=args.steps, seeds=args.seeds, overrides=overrides)
+    results_dir = Path(db.resolve_results_dir(args.results))
+    check_results_dir(results_dir)
+    return plan, source, results_dir
+
+
+def sweep(args: argparse.Namespace) -> int:
+    """Validate everything, then list (--dry-run), report (--status) or run the sweep."""
+    import db
+    from experiments.devices import parse_devices
+    from experiments.progress import cell_refs
+
+    plan, source, results_dir = plan_sweep(args)
+    devices = parse_devices(args.devices)
+    if args.status:
+        return show_status(results_dir, plan.name, args.retries, args.stale_after)
+    if args.dry_run:
+        from harness.cli.sweep_dry_run import print_dry_run
+
+        print_dry_run(plan, results_dir, args.workers or 1)
+        return 0
+    from experiments.local import run_local
+
+    db.write_sweep(results_dir, plan.name, plan.meta(source), [c.plan_row() for c in plan.cells])
+    cells = cell_refs(db.read_plan(results_dir, plan.name))
+    finished = sum(1 for c in plan.cells if db.run_state(results_dir, c.run_id).result)
+    print(f"harness sweep: {plan.name}: {len(plan.cells)} cells ({finished} already finished) × "
+          f"{len(plan.arms)} arms → {results_dir}", file=sys.stderr)
+    code = run_local(results_dir, plan.name, cells, devices=devices, workers=args.workers, per_device=args.per_device,
+                     retries=args.retries, stale_after=args.stale_after, progress=not args.no_progress,
+                     report=None if args.no_report else _report_writer())
+    print(closing_lines(results_dir, plan.name))
+    return code
+
+
+def _report_writer():
+    """analysis.write_report when the analysis package provides it (torch-free; runs in this process)."""
+    try:
+        from analysis import write_report
+    except ImportError:
+        return None
+    return write_report
+
+
+def closing_lines(results_dir: Path, sweep: str) -> str:
+    """Where the results are and how to look at them."""
+    import db
+
+    report = db.sweep_dir(results_dir, sweep) / "report.html"
+    lines = [f"results {results_dir}"]
+    if report.exists():
+        lines.append(f"  report  {report}")
+    lines.append(f"  query   harness db query --results {results_dir} \"select c.arm, c.lr, c.seed, r.status, "
+                 f"r.final_val_loss from sweep_cells c join runs r using (run_id) where c.sweep = '{sweep}' order by c.cell\"")
+    return "\n".join(lines)
+
+
+def show_status(results_dir: Path, sweep: str, retries: int, stale_after: float) -> int:
+    """Print a sweep's progress from the store (it may be running on other machines)."""
+    import db
+    from harness.config.base import ConfigError
+    from experiments.progress import ProgressReader, cell_refs, render
+
+    try:
+        table = db.read_plan(results_dir, sweep)
+    except db.DbError as err:
+        raise ConfigError(str(err)) from None
+    progress = ProgressReader(results_dir, cell_refs(table), retries, stale_after).read()
+    print("\n".join(render(sweep, progress)))
+    for cell in progress.failed_cells:
+        print(f"  failed: cell {cell.index} {cell.label} ({cell.run_id}); logs under {db.sweep_dir(results_dir, sweep) / 'logs'}/")
+    return 0
