@@ -17,6 +17,7 @@ from harness.hf.families import (
     EXPERT_COUNT_KEYS,
     FAMILY_DEFAULTS,
     FAMILY_SWITCHES,
+    MOE_FAMILIES,
 )
 
 # Hugging Face activation name → (our mlp in a gated family, our mlp in a dense one, gelu_approximate);
@@ -52,16 +53,18 @@ class _HFConfig:
 
 def model_config_from_hf(config: Mapping[str, Any], strict: bool = True) -> ModelConfig:
     """Our `ModelConfig` for a Hugging Face `config.json` dict (GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma,
-    Gemma 2, OLMo 2, Phi-3, StarCoder2, SmolLM3). `strict=False` (for parameter counting) tolerates features
-    that change the forward pass but no parameter count (RoPE scaling, partial rotary, unusual window
-    patterns); weight import must keep `strict=True`. Raises ConfigError naming the unsupported feature."""
+    Gemma 2, OLMo 2, Phi-3, StarCoder2, SmolLM3, and the mixtures of experts Mixtral, Qwen3-MoE, OLMoE).
+    `strict=False` (for parameter counting) tolerates features that change the forward pass but no parameter
+    count (RoPE scaling other than Llama 3's, partial rotary, unusual window patterns); weight import must keep
+    `strict=True`. Raises ConfigError naming the unsupported feature."""
+    family = _family(config)
     for key in EXPERT_COUNT_KEYS:
-        if (config.get(key) or 0) > 1:
+        if family not in MOE_FAMILIES and (config.get(key) or 0) > 1:
             raise ConfigError(
-                f"Hugging Face config: mixture of experts ({key}={config[key]}) is not supported: "
-                "only dense families are imported (their routers differ in top-k normalization and shared experts)."
+                f"Hugging Face config: mixture of experts ({key}={config[key]}) is not supported in {family}: "
+                f"only {', '.join(MOE_FAMILIES)} routers are mapped (others differ in routing and shared experts)."
             )
-    hf = _HFConfig(config, _family(config), strict)
+    hf = _HFConfig(config, family, strict)
     fields = _gpt2_fields(hf) if hf.family == "gpt2" else _llama_like_fields(hf)
     return ModelConfig(**fields)
 
@@ -138,7 +141,7 @@ def _llama_like_fields(hf: _HFConfig) -> dict[str, Any]:
         "attn_softcap": hf.get("attn_logit_softcapping") if gemma2 else None,
         "final_softcap": hf.get("final_logit_softcapping") if gemma2 else None,
         "positions": "rope",
-        "rope_theta": _rope_theta(hf),
+        **_rope(hf),
         "nope_every": _nope_every(hf) if family == "smollm3" else 0,
         "max_seq_len": hf.get("max_position_embeddings"),
         "sliding_window": sliding_window,
@@ -147,6 +150,7 @@ def _llama_like_fields(hf: _HFConfig) -> dict[str, Any]:
         "tie_embeddings": hf.get("tie_word_embeddings"),
         "init_std": hf.get("initializer_range"),
         "scaled_init": False,
+        **(_moe(hf) if family in MOE_FAMILIES else {}),
         **FAMILY_SWITCHES[family],
     }
 
@@ -173,7 +177,7 @@ def _bias(hf: _HFConfig) -> str:
     """Our `bias` switch: Qwen2 always has q/k/v biases; elsewhere attention_bias covers q, k, v *and* o."""
     if hf.family == "qwen2":
         return "qkv"
-    if hf.family in ("mistral", "phi3"):
+    if hf.family in ("mistral", "phi3", "mixtral"):
         return "none"
     if hf.family == "starcoder2":
         if not hf.get("use_bias"):
@@ -190,26 +194,70 @@ def _bias(hf: _HFConfig) -> str:
     return "none"
 
 
-def _rope_theta(hf: _HFConfig) -> float:
-    """RoPE base, read the way transformers 5 standardizes it; any scaling or partial rotation is refused."""
+def _rope(hf: _HFConfig) -> dict[str, Any]:
+    """RoPE base and scaling, read the way transformers 5 standardizes them: unscaled ('default') and Llama 3.1's
+    'llama3' rescaling are expressible; any other scaling or partial rotation is refused."""
     params = hf.raw.get("rope_scaling") or hf.raw.get("rope_parameters") or {}
     if any(isinstance(value, Mapping) for value in params.values()):
         hf.refuse(f"per-layer-type rope_parameters ({', '.join(params)})", "one RoPE base serves every layer", False)
         params = next(value for value in params.values() if isinstance(value, Mapping))
     rope_type = params.get("rope_type", params.get("type", "default"))
-    if rope_type != "default":
-        hf.refuse(f"rope_scaling type {rope_type!r}", "only unscaled RoPE ('default') is expressible", False)
+    fields: dict[str, Any] = {"rope_theta": float(params.get("rope_theta", hf.get("rope_theta")))}
+    if rope_type == "llama3":
+        fields |= {
+            "rope_type": "llama3",
+            "rope_scaling_factor": float(params["factor"]),
+            "rope_low_freq_factor": float(params["low_freq_factor"]),
+            "rope_high_freq_factor": float(params["high_freq_factor"]),
+            "rope_original_max_seq_len": params.get("original_max_position_embeddings")
+            or hf.get("max_position_embeddings"),
+        }
+    elif rope_type != "default":
+        hf.refuse(f"rope_scaling type {rope_type!r}", "only unscaled RoPE ('default') and 'llama3' are expressible",
+                  False)
     partial = params.get("partial_rotary_factor", hf.raw.get("partial_rotary_factor", 1.0))
     if partial != 1.0:
         hf.refuse(f"partial_rotary_factor={partial}", "RoPE rotates every channel of the head here", False)
-    return float(params.get("rope_theta", hf.get("rope_theta")))
+    return fields
+
+
+def _moe(hf: _HFConfig) -> dict[str, Any]:
+    """Experts, top-k, renormalization and the expert width of Mixtral, Qwen3-MoE and OLMoE. The aux loss
+    takes their convention (Switch/Mixtral's f_e), so their router_aux_loss_coef means what it meant."""
+    if hf.family == "mixtral":
+        if hf.get("router_jitter_noise"):
+            noise = hf.get("router_jitter_noise")
+            hf.refuse(f"router_jitter_noise={noise}", "training-time router noise has no switch", False)
+        renormalize = True  # Mixtral renormalizes at every k
+    else:
+        renormalize = hf.get("norm_topk_prob")
+    # transformers 5 writes Qwen3-MoE's num_experts as num_local_experts; older hub files say num_experts.
+    default_key = "num_local_experts" if hf.family == "mixtral" else "num_experts"
+    expert_key = next((key for key in ("num_local_experts", "num_experts") if key in hf.raw), default_key)
+    n_experts = hf.get(expert_key)
+    if hf.family == "qwen3_moe" and (hf.get("decoder_sparse_step") != 1 or hf.get("mlp_only_layers")):
+        hf.refuse(
+            f"decoder_sparse_step={hf.get('decoder_sparse_step')}, mlp_only_layers={hf.get('mlp_only_layers')}",
+            "every layer must be a mixture of experts (no dense layers in between)",
+        )
+    if hf.family == "olmoe" and hf.get("clip_qkv") is not None:
+        hf.refuse(f"clip_qkv={hf.get('clip_qkv')}", "clamping q, k and v has no switch", False)
+    return {
+        "n_experts": n_experts,
+        "moe_top_k": hf.get("num_experts_per_tok"),
+        "d_ff": hf.get("moe_intermediate_size" if hf.family == "qwen3_moe" else "intermediate_size"),
+        "moe_topk_norm": "renormalize" if renormalize else "none",
+        "moe_aux_loss": "switch",
+    }
 
 
 def _attention_windows(hf: _HFConfig) -> tuple[int | None, int]:
     """(sliding_window, global_every) reproducing the family's per-layer attention types."""
     n_layers = hf.get("num_hidden_layers")
-    if hf.family in ("mistral", "phi3", "starcoder2"):
+    if hf.family in ("mistral", "phi3", "starcoder2", "mixtral"):
         return hf.get("sliding_window"), 0
+    if hf.family == "qwen3_moe":  # every layer, and only with use_sliding_window (as its config class reads it)
+        return (hf.get("sliding_window") if hf.get("use_sliding_window") else None), 0
     if hf.family == "smollm3":
         window = hf.get("sliding_window") if hf.get("use_sliding_window") else None
         uses_rope = _smollm3_rope_layers(hf)

@@ -70,6 +70,18 @@ FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
                    "num_hidden_layers": 30, "num_attention_heads": 24, "num_key_value_heads": 2,
                    "hidden_act": "gelu_pytorch_tanh", "max_position_embeddings": 4096, "initializer_range": 0.018042,
                    "norm_epsilon": 1e-5, "sliding_window": None, "use_bias": True, "tie_word_embeddings": True},
+    "mixtral": {**_LLAMA_LIKE, "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "rms_norm_eps": 1e-5,
+                "max_position_embeddings": 4096 * 32, "rope_theta": 1e6, "sliding_window": None,
+                "num_local_experts": 8, "num_experts_per_tok": 2, "router_jitter_noise": 0.0},
+    "qwen3_moe": {**_LLAMA_LIKE, "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144,
+                  "moe_intermediate_size": 768, "num_hidden_layers": 24, "num_attention_heads": 32,
+                  "num_key_value_heads": 4, "max_position_embeddings": 32768, "use_sliding_window": False,
+                  "sliding_window": 4096, "num_experts": 128, "num_experts_per_tok": 8, "norm_topk_prob": False,
+                  "decoder_sparse_step": 1, "mlp_only_layers": []},
+    "olmoe": {**_LLAMA_LIKE, "vocab_size": 50304, "hidden_size": 2048, "intermediate_size": 2048,
+              "num_hidden_layers": 16, "num_attention_heads": 16, "rms_norm_eps": 1e-5, "max_position_embeddings": 4096,
+              "num_experts": 64, "num_experts_per_tok": 8, "norm_topk_prob": False, "clip_qkv": None},
     "smollm3": {**_LLAMA_LIKE, "vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 11008,
                 "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4,
                 "max_position_embeddings": 32768, "tie_word_embeddings": True, "rope_theta": 2000000.0,
@@ -91,6 +103,10 @@ FAMILY_SWITCHES: dict[str, dict[str, Any]] = {
     "phi3": {},
     "starcoder2": {"norm": "layernorm"},
     "smollm3": {},
+    "mixtral": {},
+    "qwen3_moe": {"qk_norm": "rmsnorm"},
+    # OLMoE normalizes q and k over all heads at once, like OLMo 2, but keeps pre-norm blocks.
+    "olmoe": {"qk_norm": "rmsnorm", "qk_norm_scope": "full"},
 }
 
 # `architectures[0]` → family, for config dicts without `model_type` (the seed's Llama 3.2 config).
@@ -106,6 +122,9 @@ ARCHITECTURE_FAMILIES: dict[str, str] = {
     "Phi3ForCausalLM": "phi3",
     "Starcoder2ForCausalLM": "starcoder2",
     "SmolLM3ForCausalLM": "smollm3",
+    "MixtralForCausalLM": "mixtral",
+    "Qwen3MoeForCausalLM": "qwen3_moe",
+    "OlmoeForCausalLM": "olmoe",
 }
 
 # Families whose MLP is dense (up, act, down) rather than gated.
@@ -113,3 +132,6 @@ DENSE_MLP_FAMILIES = ("gpt2", "starcoder2")
 
 # Config keys whose value > 1 means a routed mixture of experts (Mixtral, Qwen-MoE, OLMoE, DeepSeek, gpt-oss).
 EXPERT_COUNT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
+# The mixture-of-experts families whose routing we reproduce: softmax router, top-k, optional renormalization,
+# no shared experts.
+MOE_FAMILIES = ("mixtral", "qwen3_moe", "olmoe")

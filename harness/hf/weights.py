@@ -41,16 +41,16 @@ _GPT2_RENAMES = {
     "mlp.c_fc": "mlp.up_proj",
     "mlp.c_proj": "mlp.down_proj",
 }
-# StarCoder2 names its dense MLP like GPT-2 (but in nn.Linear layout).
-_DENSE_MLP_RENAMES = {"c_fc": "up_proj", "c_proj": "down_proj"}
+# StarCoder2 names its dense MLP like GPT-2 (but in nn.Linear layout); the MoE families call the router `gate`.
+_MLP_RENAMES = {"c_fc": "up_proj", "c_proj": "down_proj", "gate": "router"}
 _GPT2_TOP = {"transformer.wte.weight": "tok_emb.weight", "transformer.wpe.weight": "pos_emb.weight",
              "transformer.ln_f.weight": "final_norm.weight", "transformer.ln_f.bias": "final_norm.bias"}
 
 
 def from_hf(hf_model: Any) -> Transformer:
     """Our model with the weights of a transformers causal LM (GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma,
-    Gemma 2, OLMo 2, Phi-3, StarCoder2, SmolLM3), in the Hugging Face model's dtype; its logits match the
-    original's. Raises ConfigError for what we cannot express."""
+    Gemma 2, OLMo 2, Phi-3, StarCoder2, SmolLM3, Mixtral, Qwen3-MoE, OLMoE), in the Hugging Face model's dtype;
+    its logits match the original's. Raises ConfigError for what we cannot express."""
     if not (hasattr(hf_model, "config") and isinstance(hf_model, nn.Module)):
         raise ConfigError(f"from_hf expects a transformers model (nn.Module with .config), got {type(hf_model)}.")
     hf_config = hf_model.config.to_dict()
@@ -75,13 +75,15 @@ def from_hf(hf_model: Any) -> Transformer:
 
 
 def _unfused(name: str, tensor: torch.Tensor, cfg: ModelConfig) -> Iterator[tuple[str, torch.Tensor]]:
-    """Split fused projections (GPT-2's c_attn, Phi-3's qkv_proj and gate_up_proj) along their output rows."""
+    """Split fused projections (GPT-2's c_attn, Phi-3's qkv_proj and gate_up_proj, the MoE families' stacked
+    experts.gate_up_proj (E, 2·f, d)) along their output rows."""
     if ".attn.qkv_proj." in name:
         q_rows, kv_rows = cfg.n_heads * cfg.head_dim, cfg.n_kv_heads * cfg.head_dim
         parts = zip(("q_proj", "k_proj", "v_proj"), tensor.split((q_rows, kv_rows, kv_rows), dim=0))
         return ((name.replace("qkv_proj", part), chunk.contiguous()) for part, chunk in parts)
-    if ".mlp.gate_up_proj." in name:
-        gate, up = tensor.chunk(2, dim=0)  # Phi-3 computes up · act(gate) with gate first
+    if ".mlp.gate_up_proj." in name or name.endswith(".mlp.experts.gate_up_proj"):
+        # Phi-3 and the experts compute act(gate) · up with gate first along the output rows.
+        gate, up = tensor.chunk(2, dim=-2)
         return ((name.replace("gate_up_proj", "gate_proj"), gate.contiguous()),
                 (name.replace("gate_up_proj", "up_proj"), up.contiguous()))
     return ((name, tensor.contiguous()),)
@@ -106,7 +108,7 @@ def _llama_like_name(name: str, family: str) -> str | None:
         return f"layers.{layer}.attn.{rest}"
     if module == "mlp":
         module_name, _, kind = rest.rpartition(".")
-        return f"layers.{layer}.mlp.{_DENSE_MLP_RENAMES.get(module_name, module_name)}.{kind}"
+        return f"layers.{layer}.mlp.{_MLP_RENAMES.get(module_name, module_name)}.{kind}"
     slot = _LAYER_NORM_SLOTS.get(family, _LAYER_NORM_SLOTS["pre"]).get(module)
     return f"layers.{layer}.{slot}.{rest}" if slot else None
 

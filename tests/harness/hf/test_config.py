@@ -11,14 +11,18 @@ from harness.hf.config import model_config_from_hf
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "llama-3.2-3b-config.json"
 
 
-def test_llama_3_2_3b_counts_with_rope_scaling_ignored_but_import_refuses_it():
+def test_llama_3_2_3b_imports_with_its_llama3_rope_scaling():
     config = json.loads(FIXTURE.read_text())
-    cfg = model_config_from_hf(config, strict=False)
+    cfg = model_config_from_hf(config)
     assert (cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.n_kv_heads) == (3072, 28, 24, 8)
     assert (cfg.d_ff, cfg.vocab_size, cfg.head_dim, cfg.mlp) == (8192, 128256, 128, "swiglu")
     assert cfg.tie_embeddings and cfg.rope_theta == 500000.0 and cfg.norm_eps == 1e-5
-    with pytest.raises(ConfigError, match="rope_scaling type 'llama3'"):
-        model_config_from_hf(config)
+    assert (cfg.rope_type, cfg.rope_scaling_factor, cfg.rope_low_freq_factor, cfg.rope_high_freq_factor,
+            cfg.rope_original_max_seq_len) == ("llama3", 32.0, 1.0, 4.0, 8192)
+    yarn = {**config, "rope_scaling": {**config["rope_scaling"], "rope_type": "yarn"}}
+    assert model_config_from_hf(yarn, strict=False).rope_type == "default"  # counted, not imported
+    with pytest.raises(ConfigError, match="rope_scaling type 'yarn'"):
+        model_config_from_hf(yarn)
 
 
 def test_omitted_keys_take_the_transformers_class_defaults():

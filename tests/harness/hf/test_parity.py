@@ -17,6 +17,8 @@ from harness.model import build_model
 VOCAB, SEQ, TOLERANCE = 96, 12, 1e-4
 TOKEN_IDS = {"bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0}  # inside the tiny vocab
 HEADS = {"mha": (4, 4), "gqa": (4, 2), "mqa": (4, 1)}  # (query heads, KV heads)
+LLAMA3_ROPE = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,
+               "high_freq_factor": 4.0, "original_max_position_embeddings": 64}
 
 
 def llama_like(heads: str, **extra):
@@ -39,6 +41,10 @@ CASES = {
         ("mha-tied", llama_like("mha", tie_word_embeddings=True, rope_theta=500000.0)),
         ("gqa-biases", llama_like("gqa", attention_bias=True, mlp_bias=True)),
         ("mqa-head_dim", llama_like("mqa", head_dim=12, hidden_act="gelu_pytorch_tanh")),
+        # Llama 3.1's RoPE rescaling, with a short original context so all three frequency bands occur.
+        ("gqa-llama3-rope", llama_like("gqa", head_dim=16, rope_parameters=LLAMA3_ROPE)),
+        ("mha-llama3-rope-tied", llama_like("mha", tie_word_embeddings=True, rope_parameters={
+            **LLAMA3_ROPE, "factor": 32.0, "low_freq_factor": 2.0, "high_freq_factor": 8.0})),
     ],
     "mistral": [
         ("gqa-window", llama_like("gqa", sliding_window=5)),
@@ -87,11 +93,33 @@ CASES = {
         ("mqa-untied-biases-nope-every-3", llama_like("mqa", tie_word_embeddings=False, attention_bias=True,
                                                       mlp_bias=True, no_rope_layer_interval=3)),
     ],
+    # Mixtures of experts: several expert counts and k (k = 1 included: Mixtral renormalizes even then, the
+    # others only with norm_topk_prob), windows, tied and untied.
+    "mixtral": [
+        ("gqa-4x2", llama_like("gqa", num_local_experts=4, num_experts_per_tok=2)),
+        ("mqa-3x1-window", llama_like("mqa", num_local_experts=3, num_experts_per_tok=1, sliding_window=5)),
+        ("mha-5x3-tied", llama_like("mha", num_local_experts=5, num_experts_per_tok=3, tie_word_embeddings=True,
+                                    intermediate_size=24)),
+    ],
+    "qwen3_moe": [
+        ("gqa-4x2", llama_like("gqa", head_dim=8, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=24)),
+        ("mha-6x2-normalized", llama_like("mha", num_experts=6, num_experts_per_tok=2, moe_intermediate_size=16,
+                                          norm_topk_prob=True)),
+        ("mqa-3x1-window", llama_like("mqa", head_dim=16, num_experts=3, num_experts_per_tok=1,
+                                      moe_intermediate_size=20, use_sliding_window=True, sliding_window=4)),
+    ],
+    "olmoe": [
+        ("mha-4x2", llama_like("mha", num_experts=4, num_experts_per_tok=2)),
+        ("gqa-6x3-normalized", llama_like("gqa", num_experts=6, num_experts_per_tok=3, norm_topk_prob=True,
+                                          intermediate_size=24)),
+        ("mqa-3x1-tied", llama_like("mqa", num_experts=3, num_experts_per_tok=1, tie_word_embeddings=True)),
+    ],
 }
 CONFIG_CLASSES = {
     "gpt2": "GPT2Config", "llama": "LlamaConfig", "mistral": "MistralConfig", "qwen2": "Qwen2Config",
     "qwen3": "Qwen3Config", "gemma": "GemmaConfig", "gemma2": "Gemma2Config", "olmo2": "Olmo2Config",
     "phi3": "Phi3Config", "starcoder2": "Starcoder2Config", "smollm3": "SmolLM3Config",
+    "mixtral": "MixtralConfig", "qwen3_moe": "Qwen3MoeConfig", "olmoe": "OlmoeConfig",
 }
 
 
@@ -107,6 +135,8 @@ def hf_model(family: str, kwargs: dict, seed: int):
                 param.uniform_(0.5, 1.5)
             elif param.dim() == 1:
                 param.normal_(0.0, 0.2)
+            elif param.dim() == 3:  # stacked experts (E, out, in): scale by the fan-in
+                param.normal_(0.0, 1.5 / math.sqrt(param.shape[-1]))
             else:
                 param.normal_(0.0, 1.5 / math.sqrt(min(param.shape)))
     return model
@@ -159,8 +189,12 @@ def test_refuses_models_it_cannot_reproduce():
                                            scale_attn_by_inverse_layer_idx=True, **TOKEN_IDS)
     with pytest.raises(ConfigError, match="scale_attn_by_inverse_layer_idx"):
         from_hf(transformers.GPT2LMHeadModel(layer_scaled))
-    moe = transformers.MixtralConfig(**llama_like("gqa"), num_local_experts=4, **TOKEN_IDS)
-    with pytest.raises(ConfigError, match=r"mixture of experts \(num_local_experts=4\)"):
-        from_hf(transformers.MixtralForCausalLM(moe))
+    jitter = transformers.MixtralConfig(**llama_like("gqa"), num_local_experts=4, router_jitter_noise=0.1,
+                                        **TOKEN_IDS)
+    with pytest.raises(ConfigError, match="router_jitter_noise"):
+        from_hf(transformers.MixtralForCausalLM(jitter))
+    dense_layers = transformers.Qwen3MoeConfig(**llama_like("gqa"), num_experts=4, mlp_only_layers=[1], **TOKEN_IDS)
+    with pytest.raises(ConfigError, match="mlp_only_layers"):
+        from_hf(transformers.Qwen3MoeForCausalLM(dense_layers))
     with pytest.raises(ConfigError, match="LM head"):
         from_hf(transformers.LlamaModel(transformers.LlamaConfig(**llama_like("mha"), **TOKEN_IDS)))
