@@ -11,6 +11,7 @@ import torch
 import transformers  # a test dependency (the [test] extra): parity must run, never skip
 
 from harness.config import ConfigError
+from harness.config.model import LLAMA3_ROPE_DEFAULTS
 from harness.hf import from_hf
 from harness.model import build_model
 
@@ -198,3 +199,14 @@ def test_refuses_models_it_cannot_reproduce():
         from_hf(transformers.Qwen3MoeForCausalLM(dense_layers))
     with pytest.raises(ConfigError, match="LM head"):
         from_hf(transformers.LlamaModel(transformers.LlamaConfig(**llama_like("mha"), **TOKEN_IDS)))
+
+
+def test_the_llama3_rope_case_depends_on_its_scaling():
+    """The Llama 3 RoPE parity case only proves the rescaling if plain RoPE gives other logits."""
+    ours = from_hf(hf_model("llama", CASES["llama"][3][1], 3)).eval()
+    assert ours.cfg.rope_type == "llama3"
+    unscaled = build_model(ours.cfg.replace(rope_type="default", **LLAMA3_ROPE_DEFAULTS)).eval()
+    unscaled.load_state_dict(ours.state_dict())
+    input_ids = torch.randint(0, VOCAB, (1, SEQ), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        assert (unscaled(input_ids) - ours(input_ids)).abs().max().item() > 1e-3
