@@ -22,8 +22,10 @@ from scipy import stats  # noqa: E402
 from analysis.frames import Sweep  # noqa: E402
 
 STYLE = "whitegrid"
-PANEL = (4.2, 3.4)  # inches per panel
-LEGEND_WIDTH = 1.8  # inches beside the panels
+PANEL = (4.2, 3.4)  # inches per panel, its labels included
+MARGIN = (0.8, 1.0)  # inches: left of the first column (y labels), above and below all rows (title, x labels)
+GAP = 0.9  # inches between panels of a row (the next panel's y labels)
+LEGEND_WIDTH = 1.9  # inches right of the panels
 DPI = 100
 
 
@@ -88,13 +90,19 @@ def arm_colors(arms: list[str], baseline: str) -> dict[str, tuple]:
     return dict(zip(ordered, palette))
 
 
-def panels(n: int = 1, ncols: int | None = None) -> tuple[Figure, list]:
-    """A figure with `n` seaborn-styled axes in one row (or `ncols` per row)."""
+def panels(n: int = 1, ncols: int | None = None, label_chars: int = 0) -> tuple[Figure, list]:
+    """A figure with `n` seaborn-styled axes, `ncols` per row (default all in one row), and room on the right for
+    the legend. Margins are fixed in inches (matplotlib's constrained layout doubled the drawing time);
+    `label_chars` widens the left margin for y tick labels that long (arm names)."""
     ncols = ncols or n
     nrows = -(-n // ncols)
+    left = max(MARGIN[0], 0.2 + 0.075 * label_chars)
+    width, height = left + PANEL[0] * ncols + LEGEND_WIDTH, MARGIN[1] + PANEL[1] * nrows
     with sns.axes_style(STYLE):
-        figure = Figure(figsize=(PANEL[0] * ncols + LEGEND_WIDTH, PANEL[1] * nrows), layout="constrained")
+        figure = Figure(figsize=(width, height))
         axes = figure.subplots(nrows, ncols, squeeze=False).ravel().tolist()
+    figure.subplots_adjust(left=left / width, right=1 - LEGEND_WIDTH / width, bottom=0.6 / height, top=1 - 0.4 / height,
+                           wspace=GAP / (PANEL[0] - GAP), hspace=0.9 / (PANEL[1] - 0.9))
     for extra in axes[n:]:
         extra.set_visible(False)
     return figure, axes[:n]
@@ -127,7 +135,8 @@ def legend(figure: Figure, axes) -> None:
     for ax in axes:
         handles, labels = ax.get_legend_handles_labels()
         if handles:
-            figure.legend(handles, labels, loc="outside right upper", frameon=False)
+            right = figure.subplotpars.right
+            figure.legend(handles, labels, loc="upper left", bbox_to_anchor=(right + 0.01, figure.subplotpars.top), frameon=False)
             return
 
 

@@ -15,7 +15,7 @@ def figure(ctx: Context) -> Plot:
         WHERE e.kind IN ({kinds}) ORDER BY r.arm, e.step
     """)
     arms = list(ctx.colors)
-    fig, (ax,) = panels(1)
+    fig, (ax,) = panels(1, label_chars=max(map(len, arms)))
     if frame.empty:
         no_data(ax, "spikes or divergences")
     else:
@@ -24,10 +24,11 @@ def figure(ctx: Context) -> Plot:
         y = frame["arm"].map(arms.index) + frame["seed"].map(jitter).fillna(0)
         for kind, (marker, label) in MARKERS.items():
             rows = frame["kind"] == kind
-            ax.scatter(frame.loc[rows, "step"], y[rows], marker=marker, c=[ctx.colors[a] for a in frame.loc[rows, "arm"]],
-                       edgecolors="black" if kind == "diverged" else "none", s=60 if kind == "diverged" else 25, label=label)
+            style = {"marker": marker, "edgecolors": "black" if kind == "diverged" else "none", "s": 60 if kind == "diverged" else 25}
+            ax.scatter(frame.loc[rows, "step"], y[rows], c=[ctx.colors[a] for a in frame.loc[rows, "arm"]], **style)
+            ax.scatter([], [], color="0.35", label=label, **style)  # the legend's marker, in no arm's colour
         ax.set_yticks(range(len(arms)), arms)
-        ax.set(xlabel="step", ylim=(-0.7, len(arms) - 0.3))
+        ax.set(xlabel="step", ylim=(len(arms) - 0.3, -0.7))  # the baseline on top
         legend(fig, [ax])
     caption = "Each marker is one event of one run (all LRs); within an arm's row, seeds are spread vertically."
     return Plot("spikes", "Spike and divergence timeline", caption, [sql], fig)

@@ -32,22 +32,23 @@ def sort_key(value) -> str:
     return escape(str(value))
 
 
-def _default_format(value) -> str:
+def _shown(value) -> str:
     return number(value) if isinstance(value, (int, float, np.number)) and not isinstance(value, bool) else str(value)
 
 
-def table(frame: pd.DataFrame, formats: dict[str, callable] | None = None, css_class: str = "sortable") -> str:
-    """`frame` as an HTML table whose columns sort on a header click (the page's script does it)."""
-    formats = formats or {}
+def table(frame: pd.DataFrame, labelled: tuple[str, ...] = ()) -> str:
+    """`frame` as an HTML table whose columns sort on a header click (the page's script does it); cells of the
+    `labelled` columns also carry their value as `data-<column>`, for the style sheet."""
     head = "".join(f"<th>{escape(str(column))}</th>" for column in frame.columns)
     rows = []
     for record in frame.itertuples(index=False):
         cells = []
         for column, value in zip(frame.columns, record):
-            shown = formats.get(column, _default_format)(value)
-            cells.append(f'<td data-sort="{sort_key(value)}">{escape(shown)}</td>')
+            shown = "" if missing(value) else _shown(value)
+            label = f' data-{column}="{escape(str(value))}"' if column in labelled else ""
+            cells.append(f'<td data-sort="{sort_key(value)}"{label}>{escape(shown)}</td>')
         rows.append(f"<tr>{''.join(cells)}</tr>")
-    return f'<table class="{css_class}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
 def sql_block(queries: list[str]) -> str:

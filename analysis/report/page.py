@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from html import escape
 
-from analysis.report.html import number, sql_block, table
+from analysis.report.html import sql_block, table
 from analysis.source import SweepInfo
 from analysis.stats import ALPHA
 
@@ -51,9 +51,6 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 });
 """
 
-SUMMARY_FORMATS = {"seeds_needed": number, "n": number, "diverged": number}
-
-
 def _status(info: SweepInfo) -> str:
     if info.running:
         return f'<p class="status running">{escape(info.progress())}: this page reloads every {REFRESH_SECONDS} s while the sweep runs.</p>'
@@ -93,10 +90,7 @@ def _method(analysis) -> str:
 
 
 def _summary(analysis) -> str:
-    frame = analysis.table()
-    rendered = table(frame, SUMMARY_FORMATS)
-    for verdict in ("better", "worse"):  # colour the verdict cells
-        rendered = rendered.replace(f'<td data-sort="{verdict}">', f'<td data-sort="{verdict}" data-verdict="{verdict}">')
+    rendered = table(analysis.table(), labelled=("verdict",))
     return f"<h2>Summary</h2>{rendered}{sql_block(analysis.sql)}"
 
 

@@ -1,0 +1,83 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+import synthetic
+from analysis import stats
+from analysis.compare import COLUMNS, compare
+from analysis.errors import AnalysisError
+from analysis.frames import load_sweep
+
+
+@pytest.fixture(scope="module")
+def table(planted_store):
+    return compare(load_sweep(planted_store[0], "planted")).set_index("arm")
+
+
+def test_columns_are_exactly_the_documented_ones(table):
+    assert list(table.reset_index().columns) == COLUMNS
+
+
+def test_planted_effects_get_their_verdicts(table):
+    assert table.at["better", "verdict"] == "better" and table.at["better", "delta"] < 0
+    assert table.at["worse", "verdict"] == "worse" and table.at["worse", "delta"] > 0
+    assert table.at["null", "verdict"] == "within noise"
+    assert table.at["tiny", "verdict"] == "negligible"
+    assert table.at["single", "verdict"] == "no CI"
+    assert pd.isna(table.at["single", "ci_low"]) and pd.isna(table.at["single", "delta_ci_low"])
+    assert table.at["better", "delta"] == pytest.approx(-0.10, abs=0.01)
+
+
+def test_baseline_row_has_empty_deltas(table):
+    row = table.loc["baseline"]
+    assert row["verdict"] == "baseline"
+    assert row[["delta", "delta_ci_low", "delta_ci_high", "p", "p_holm"]].isna().all() and pd.isna(row["seeds_needed"])
+
+
+def test_diverged_runs_are_counted_and_left_out_of_means(planted_store, table):
+    _, finals = planted_store
+    kept = [finals[("unstable", 1e-3, seed)] for seed in range(6) if ("unstable", 1e-3, seed) not in synthetic.DIVERGED]
+    assert table.at["unstable", "diverged"] == 2 and table.at["unstable", "n"] == 4
+    assert table.at["unstable", "mean"] == pytest.approx(np.mean(kept))
+    base = [finals[("baseline", 1e-3, seed)] for seed in range(6) if ("unstable", 1e-3, seed) not in synthetic.DIVERGED]
+    assert table.at["unstable", "delta"] == pytest.approx(np.mean(np.subtract(kept, base)))
+
+
+def test_means_and_holm_match_the_planted_values(planted_store, table):
+    _, finals = planted_store
+    assert table.at["worse", "mean"] == pytest.approx(np.mean([finals[("worse", 1e-3, s)] for s in range(6)]))
+    arms = [arm for arm in table.index if arm != "baseline"]
+    assert table.loc[arms, "p_holm"].to_numpy() == pytest.approx(stats.holm(table.loc[arms, "p"].to_numpy()), nan_ok=True)
+    tested = table.loc[arms, "p"].dropna().sort_values()
+    assert table.at[tested.index[0], "p_holm"] == pytest.approx(min(1, len(tested) * tested.iloc[0]))
+
+
+def test_seeds_needed_comes_from_the_paired_spread(planted_store, table):
+    _, finals = planted_store
+    diffs = [finals[("null", 1e-3, s)] - finals[("baseline", 1e-3, s)] for s in range(6)]
+    assert table.at["null", "seeds_needed"] == stats.seeds_needed(np.std(diffs, ddof=1), 0.01)
+    assert table.at["null", "seeds_needed"] > table.at["better", "seeds_needed"]
+
+
+def test_each_lr_is_compared_with_the_baseline_at_that_lr(tmp_path):
+    arms = {"baseline": (0.0, 0.002, 3), "qk": (-0.05, 0.002, 3)}
+    synthetic.write_planted(tmp_path, "lrs", arms, lrs=(1e-3, 1e-2), lr_penalty=lambda lr: 0.5 if lr > 5e-3 else 0.0, steps=12)
+    table = compare(load_sweep(tmp_path, "lrs"), min_effect=0.02)
+    assert list(zip(table["arm"], table["lr"])) == [("baseline", 1e-3), ("baseline", 1e-2), ("qk", 1e-3), ("qk", 1e-2)]
+    assert table.loc[table["arm"] == "qk", "delta"].to_numpy() == pytest.approx([-0.05, -0.05], abs=0.01)
+
+
+def test_bad_requests_say_what_would_work(planted_store):
+    sweep = load_sweep(planted_store[0], "planted")
+    with pytest.raises(AnalysisError, match="baseline 'basline' is not an arm of sweep 'planted'; did you mean 'baseline'"):
+        compare(sweep, baseline="basline")
+    with pytest.raises(AnalysisError, match="did you mean 'final_val_loss'"):
+        compare(sweep, metric="final_val")
+    with pytest.raises(AnalysisError, match="min_effect"):
+        compare(sweep, min_effect=0)
+
+
+def test_a_sweep_with_no_finished_runs_is_refused(tmp_path):
+    synthetic.write_run(tmp_path, "r0", sweep="fresh", arm="a", seed=0, lr=1e-3, final=3.0, steps=5, status=None)
+    with pytest.raises(AnalysisError, match=r"sweep 'fresh' has no finished runs yet \(0 of 1 cells; partial\)"):
+        compare(load_sweep(tmp_path, "fresh"))

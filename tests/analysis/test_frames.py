@@ -1,0 +1,20 @@
+import synthetic
+from analysis.frames import curves, initial_losses, load_sweep
+
+
+def test_curves_bucket_long_histories_and_skip_unfinished_values(tmp_path):
+    synthetic.write_run(tmp_path, "long", sweep="s", arm="a", seed=0, lr=1e-3, final=3.0, steps=1000)
+    synthetic.write_run(tmp_path, "gone", sweep="s", arm="a", seed=1, lr=1e-3, final=3.0, steps=100, diverge_at=50)
+    sweep = load_sweep(tmp_path, "s")
+    frame, sql = curves(sweep, "train_loss", points=100)
+    assert set(frame["run_id"]) == {"long"}  # completed runs only, by default
+    assert len(frame) == 100 and frame["step"].diff().dropna().eq(10).all()
+    assert sql.startswith("WITH sweep_runs AS (")
+    diverged, _ = curves(sweep, "train_loss", points=100, statuses=("diverged",))
+    assert diverged["value"].notna().all() and diverged["step"].max() == 40  # the NaN loss at step 50 is left out
+
+
+def test_initial_loss_is_each_runs_first_training_loss(tmp_path):
+    synthetic.write_run(tmp_path, "r", sweep="s", arm="a", seed=0, lr=1e-3, final=3.0, steps=10)
+    initial, _ = initial_losses(load_sweep(tmp_path, "s"))
+    assert initial.to_dict() == {"r": synthetic.INITIAL_LOSS + 0.02}
