@@ -37,13 +37,16 @@ def parameter_groups(model: nn.Module, cfg: TrainConfig) -> list[dict]:
 def lr_multiplier(step: int, cfg: TrainConfig) -> float:
     """LR of 0-based optimizer step `step` as a fraction of the peak: linear warmup, then the decay to min_lr.
 
-    Warmup reaches the peak at its last step ((step + 1) / warmup_steps), so no step trains at LR 0.
+    Warmup reaches the peak at its last step ((step + 1) / warmup_steps), so no step trains at LR 0. The decay
+    runs over the remaining steps warmup_steps … steps - 1, from the peak on the first to min_lr on the last
+    (a single decay step is the last one, so it trains at min_lr); later steps stay at min_lr.
     """
     if step < cfg.warmup_steps:
         return (step + 1) / cfg.warmup_steps
     if cfg.schedule == "constant":
         return 1.0
-    progress = min(1.0, (step - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps))
+    last = cfg.steps - 1 - cfg.warmup_steps  # the last step's distance from the first decay step
+    progress = 1.0 if last <= 0 else min(1.0, (step - cfg.warmup_steps) / last)
     floor = cfg.min_lr / cfg.lr
     if cfg.schedule == "cosine":
         return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress))

@@ -10,7 +10,7 @@ from harness.train.optim import build_optimizer, lr_multiplier, parameter_groups
 
 
 def test_warmup_reaches_peak_then_cosine_ends_at_min_lr():
-    cfg = TrainConfig(steps=100, warmup_steps=10, lr=1e-3, min_lr=1e-5, schedule="cosine")
+    cfg = TrainConfig(steps=101, warmup_steps=10, lr=1e-3, min_lr=1e-5, schedule="cosine")
     assert lr_multiplier(0, cfg) == pytest.approx(0.1)
     assert lr_multiplier(9, cfg) == pytest.approx(1.0)
     assert lr_multiplier(10, cfg) == pytest.approx(1.0)
@@ -19,8 +19,21 @@ def test_warmup_reaches_peak_then_cosine_ends_at_min_lr():
     assert lr_multiplier(500, cfg) == pytest.approx(1e-2)
 
 
+@pytest.mark.parametrize("schedule", ["cosine", "linear"])
+@pytest.mark.parametrize(("steps", "warmup"), [(100, 10), (7, 0), (5, 4), (1, 0), (3, 5)])
+def test_the_last_step_trains_at_min_lr_exactly(schedule, steps, warmup):
+    cfg = TrainConfig(steps=steps, warmup_steps=warmup, lr=1e-3, min_lr=1e-5, schedule=schedule)
+    if warmup < steps:
+        assert lr_multiplier(steps - 1, cfg) == cfg.min_lr / cfg.lr
+        assert 1e-3 * lr_multiplier(steps - 1, cfg) == 1e-5
+    if warmup < steps - 1:
+        assert lr_multiplier(warmup, cfg) == 1.0  # the decay starts at the peak
+    multipliers = [lr_multiplier(s, cfg) for s in range(warmup, steps)]
+    assert multipliers == sorted(multipliers, reverse=True)
+
+
 def test_linear_and_constant_schedules():
-    linear = TrainConfig(steps=20, warmup_steps=0, lr=1.0, min_lr=0.0, schedule="linear")
+    linear = TrainConfig(steps=21, warmup_steps=0, lr=1.0, min_lr=0.0, schedule="linear")
     assert [lr_multiplier(s, linear) for s in (0, 10, 20)] == pytest.approx([1.0, 0.5, 0.0])
     constant = TrainConfig(steps=20, warmup_steps=4, schedule="constant")
     assert [lr_multiplier(s, constant) for s in (1, 3, 19)] == pytest.approx([0.5, 1.0, 1.0])
