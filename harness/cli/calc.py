@@ -112,6 +112,9 @@ def _table(report: dict) -> str:
         ("FLOPs/token (fwd+bwd)", f"{report['flops_per_token']:,} (at seq_len {report['seq_len']:,})"),
         ("KV cache bytes/token", f"{report['kv_cache_bytes_per_token']:,} ({report['kv_dtype']})"),
     ]
+    if report["kernel_flops_per_token"] != report["flops_per_token"]:  # windowed layers: see docs/calc.md
+        rows.insert(4, ("FLOPs/token, full-T kernel", f"{report['kernel_flops_per_token']:,} (windows masked, not skipped)"))
+        rows.append(("KV cache bytes at seq_len", f"{report['kv_cache_bytes']:,} (windowed layers keep window - 1)"))
     if "iso_param" in report:
         iso = report["iso_param"]
         rows.append((f"solved {iso['solve']}", f"{iso[iso['solve']]:,} (target {iso['target']:,}, residual {iso['residual']:+,})"))

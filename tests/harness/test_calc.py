@@ -46,6 +46,7 @@ def test_gpt2_style_block_counted_by_hand():
         (dict(norm_position="post"), 4 * 16 + 3 * 4 * 8 + 2 * 4, 40),
         (dict(norm_position="sandwich"), 4 * 16 + 3 * 4 * 8 + 4 * 4, 40 + 4),
         (dict(norm_position="parallel"), 4 * 16 + 3 * 4 * 8 + 1 * 4, 40 + 4),
+        (dict(norm_position="parallel_two_norms"), 4 * 16 + 3 * 4 * 8 + 2 * 4, 40 + 4),
         # per-head QK-norm: one γ of head_dim for q and one for k; full scope: over all heads.
         (dict(qk_norm="rmsnorm"), 4 * 16 + 3 * 4 * 8 + 2 * 4 + 2 * 2, 40 + 4),
         (dict(qk_norm="layernorm", qk_norm_scope="full", n_kv_heads=1), 4 * 4 + 2 * 4 * 2 + 4 * 4 + 3 * 4 * 8 + 2 * 4 + 4 + 2, 40 + 4),
@@ -87,6 +88,32 @@ def test_sliding_window_caps_the_attention_context_of_local_layers_only():
     assert calc.attention_flops_per_token(cfg, 3) == 12 * 2 * 2 * (3 + 3)
 
 
+def test_kernel_flops_charge_windowed_layers_the_full_context():
+    cfg = ModelConfig(**{**SMALL, "n_layers": 2}, sliding_window=4, global_every=2)
+    assert calc.attention_flops_per_token(cfg, 16, windowed=False) == 12 * 2 * 2 * (16 + 16)
+    matmul = 6 * calc.matmul_params_per_token(cfg)
+    assert calc.flops_per_token(cfg, 16) == matmul + 12 * 2 * 2 * (4 + 16)  # the ideal count, stored with runs
+    assert calc.kernel_flops_per_token(cfg, 16) == matmul + 12 * 2 * 2 * (16 + 16)  # what SDPA/eager compute
+    unwindowed = cfg.replace(sliding_window=None, global_every=0)
+    assert calc.kernel_flops_per_token(unwindowed, 16) == calc.flops_per_token(unwindowed, 16)
+
+
+def test_kv_cache_bytes_keep_only_the_window_on_local_layers():
+    cfg = ModelConfig(**{**SMALL, "n_layers": 2}, sliding_window=4, global_every=2)
+    per_position = 2 * 2 * 2 * 2  # K and V, 2 KV heads of 2, bf16
+    assert calc.kv_cache_bytes(cfg, 16) == per_position * (3 + 16)  # local keeps window - 1, global all
+    assert calc.kv_cache_bytes(cfg, 2) == per_position * (2 + 2)
+    assert calc.kv_cache_bytes(cfg.replace(sliding_window=None, global_every=0), 16) == 16 * calc.kv_cache_bytes_per_token(cfg)
+
+
+def test_irope_layers_without_rope_have_no_qk_norm():
+    cfg = ModelConfig(**{**SMALL, "n_layers": 2, "mlp": "swiglu", "d_ff": 8}, qk_norm="rmsnorm", nope_every=2,
+                      qk_norm_placement="irope")
+    rope_layer, nope_layer = calc.per_layer_params(cfg)
+    assert rope_layer - nope_layer == 2 * 2  # per-head γ of q and k on the RoPE layer only
+    assert calc.per_layer_params(cfg.replace(qk_norm_placement="pre_rope")) == [rope_layer, rope_layer]
+
+
 def test_moe_flops_charge_the_router_and_top_k_experts_only():
     dense = ModelConfig(**SMALL, mlp="relu", d_ff=8)
     moe = dense.replace(n_experts=4, moe_top_k=2)
@@ -102,7 +129,8 @@ def test_kv_cache_bytes_per_token():
 
 def test_summary_has_the_documented_keys():
     summary = calc.summary(stack_100m(), seq_len=1024)
-    assert {"params", "non_embedding_params", "per_layer_params", "flops_per_token", "kv_cache_bytes_per_token"} <= set(summary)
+    assert {"params", "non_embedding_params", "per_layer_params", "flops_per_token", "kernel_flops_per_token",
+            "kv_cache_bytes_per_token", "kv_cache_bytes"} <= set(summary)
     assert summary["params"] == 99_372_288 and summary["per_layer_params"] == [2_753_152] * 30
 
 
