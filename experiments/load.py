@@ -52,7 +52,7 @@ def load_ablation(name_or_path: str) -> tuple[Ablation, str]:
     if name_or_path not in names:
         hint = closest(name_or_path, names)
         raise ConfigError(
-            f"no ablation {name_or_path!r} in the library" + (f"; did you mean {hint!r}?" if hint else "")
+            f"no ablation {name_or_path!r} in the library" + (f"; did you mean {hint!r}?" if hint else ".")
             + f" Library: {', '.join(names)} (or give a path to a .py file defining one Ablation)."
         )
     try:

@@ -124,10 +124,9 @@ class LocalSweep:
                 if progress.done != last_done:
                     last_done = progress.done
                     self.report.refresh()
-                alive = [p for p in self.processes if p is not None and p.poll() is None]
-                if not alive:
-                    break
                 self._respawn_dead(progress)
+                if not any(p is not None and p.poll() is None for p in self.processes):
+                    break
                 time.sleep(REFRESH_EVERY)
         finally:
             for sig, handler in previous.items():
