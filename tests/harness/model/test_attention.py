@@ -3,7 +3,7 @@ import torch
 
 from harness.config.model import ModelConfig
 from harness.model.attention import Attention
-from harness.model.positions import RotaryPositions
+from harness.model.positions import RotaryPositions, apply_rope
 from harness.model.spec.attention import projections
 from harness.model.transformer import build_qk_norms
 from harness.model.softcap import soft_cap
@@ -135,3 +135,23 @@ def test_capture_qk_stores_rotated_normalized_q_and_k_before_scaling():
     assert not torch.allclose(attn.captured_q[:, :, 1:], unrotated[:, :, 1:])
     torch.testing.assert_close(attn.captured_q[:, :, 0], unrotated[:, :, 0])  # position 0 is not rotated
     assert attn.scale == 8**-0.5 and attn.softcap is None
+
+
+@pytest.mark.parametrize("scope", ["head", "full"])
+def test_irope_normalizes_after_rope_on_rope_layers_only(scope):
+    """Llama 4: rotate, then normalize q and k; NoPE layers (here every 2nd) get no QK-norm at all."""
+    overrides = dict(n_kv_heads=2, qk_norm="rmsnorm", qk_norm_scope=scope, qk_norm_placement="irope", nope_every=2)
+    cfg, attn = _attention(layer=0, **overrides)
+    x = torch.randn(2, 5, cfg.d_model)
+    rotation = RotaryPositions(cfg, {}).rotation(torch.arange(5))
+    attn.capture_qk = True
+    attn(x, rotation)
+    rotated = apply_rope(attn.q_proj(x).view(2, 5, 4, 8).transpose(1, 2), rotation)  # (B, H, T, D)
+    if scope == "head":
+        expected = attn.q_norm(rotated)
+    else:
+        expected = attn.q_norm(rotated.transpose(1, 2).reshape(2, 5, 32)).view(2, 5, 4, 8).transpose(1, 2)
+    torch.testing.assert_close(attn.captured_q, expected)
+    _, nope_layer = _attention(layer=1, **overrides)
+    assert isinstance(nope_layer.q_norm, torch.nn.Identity) and isinstance(nope_layer.k_norm, torch.nn.Identity)
+    assert not nope_layer.uses_rope

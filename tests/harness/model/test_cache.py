@@ -15,7 +15,11 @@ ARMS = {
     "nope_every": {"nope_every": 2},
     "moe": {"n_experts": 4, "moe_top_k": 2},
     "parallel": {"norm_position": "parallel"},
-}
+    "parallel_two_norms": {"norm_position": "parallel_two_norms", "norm": "layernorm"},
+    "window_1": {"sliding_window": 1, "global_every": 2},
+    "irope_llama3": {"qk_norm": "rmsnorm", "qk_norm_placement": "irope", "nope_every": 2, "rope_type": "llama3",
+                     "rope_original_max_seq_len": 8},
+}  # not moe_capacity_factor: capacity is per forward pass, so a one-token step drops differently
 
 
 @pytest.mark.parametrize("arm", sorted(ARMS))
@@ -34,6 +38,21 @@ def test_cached_decoding_matches_full_forward(arm):
         pieces.append(model(tokens[:, 9:], cache))
     assert cache.seq_len == 12
     torch.testing.assert_close(torch.cat(pieces, dim=1), full, rtol=1e-4, atol=1e-5)
+
+
+def test_windowed_layers_keep_only_the_window():
+    """Over 4× the window, a local layer holds window - 1 positions and a global one all of them."""
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(**BASE, sliding_window=4, global_every=3)).eval()
+    tokens = torch.randint(0, 53, (1, 16))
+    cache = KVCache()
+    with torch.no_grad():
+        model(tokens[:, :3], cache)
+        for t in range(3, 16):
+            model(tokens[:, t : t + 1], cache)
+    assert cache.seq_len == 16
+    assert [cache.keys[layer].shape[2] for layer in range(3)] == [3, 3, 16]  # layer 3 (1-based) is global
+    assert [cache.values[layer].shape[2] for layer in range(3)] == [3, 3, 16]
 
 
 def test_reorder_selects_rows_in_every_layer():

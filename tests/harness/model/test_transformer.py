@@ -111,9 +111,15 @@ def test_runs_under_bfloat16_autocast_and_in_bfloat16():
 @pytest.mark.parametrize("overrides", [  # docs/model.md promises it with windows, soft-caps and sinks too
     {"sliding_window": 3, "global_every": 2},  # sdpa: is_causal and a window mask
     {"sliding_window": 3, "attn_softcap": 5.0, "attn_sinks": True, "final_softcap": 10.0},  # eager
-], ids=["sdpa", "eager"])
-def test_compiles_without_graph_breaks_for_a_dense_arm(overrides):
+    {"n_experts": 4, "moe_top_k": 2},  # MoE: the slotted dispatch, no host sync
+    {"n_experts": 3, "moe_top_k": 1, "moe_capacity_factor": 1.0, "mlp": "gelu"},  # MoE with token dropping
+    {"qk_norm_placement": "irope", "nope_every": 2, "rope_type": "llama3", "norm_position": "parallel_two_norms"},
+], ids=["sdpa", "eager", "moe", "moe-capacity", "irope-llama3-neox"])
+def test_compiles_without_graph_breaks(overrides):
     model = build_model(ModelConfig(**BASE, n_kv_heads=2, qk_norm="rmsnorm", **overrides))
     tokens = torch.randint(0, 50, (2, 6))
     explanation = torch._dynamo.explain(model)(tokens)
     assert explanation.graph_break_count == 0
+    # The traced graph computes what eager does (for MoE: the slotted dispatch against the sorted one).
+    compiled = torch.compile(model, backend="eager", fullgraph=True)
+    torch.testing.assert_close(compiled(tokens), model(tokens), rtol=1e-5, atol=1e-5)
