@@ -18,7 +18,7 @@ def options(command: str) -> set[str]:
     return {flag for action in parser._actions for flag in action.option_strings if flag.startswith("--") and flag != "--help"}
 
 
-@pytest.mark.parametrize("command", ["presets", "calc", "run", "sample"])
+@pytest.mark.parametrize("command", ["presets", "calc", "run", "sample", "ablations", "sweep", "sweeps"])
 def test_readme_synopsis_names_every_option(command):
     row = next(line for line in README.read_text().splitlines() if line.startswith(f"| `harness {command}"))
     synopsis = row.split("`")[1]  # the first cell, `harness … [--option …]`
