@@ -1,7 +1,8 @@
 """Tidy pandas frames of one sweep, each from SQL the report shows next to what it drew.
 
-Every query is `WITH sweep_runs AS (<the sweep's runs>) <body>`, so the text under a figure runs as it is
-in `harness db query`.
+Every query's text is `WITH sweep_runs AS (<the sweep's runs>) <body>`, so the SQL under a figure runs as it
+is in `harness db query`. Here `sweep_runs` is materialized once per connection as a temporary table of
+exactly that SELECT, so a report evaluates the `runs` view once rather than once per figure.
 """
 
 from __future__ import annotations
@@ -33,9 +34,8 @@ class Sweep:
         return f"WITH sweep_runs AS ({self.members})\n{body.strip()}"
 
     def frame(self, body: str) -> tuple[pd.DataFrame, str]:
-        """The query's result and its text."""
-        text = self.sql(body)
-        return self.con.sql(text).df(), text
+        """The query's result (run over the materialized `sweep_runs`) and its full text."""
+        return self.con.sql(body).df(), self.sql(body)
 
     @property
     def finished(self) -> pd.DataFrame:
@@ -62,7 +62,8 @@ def load_sweep(results_dir: str | os.PathLike | None, sweep: str) -> Sweep:
         raise AnalysisError(str(err)) from err
     info = sweep_info(con, sweep)
     members = membership_sql(con, sweep)
-    runs = con.sql(members).df()
+    con.execute(f"CREATE TEMP TABLE sweep_runs AS {members}")
+    runs = con.sql("SELECT * FROM sweep_runs").df()
     runs["arm"] = runs["arm"].astype(object).where(runs["arm"].notna(), "(none)")
     runs["lr"] = pd.to_numeric(runs["lr"], errors="coerce")
     return Sweep(con, info, runs, members)

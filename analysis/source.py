@@ -14,7 +14,10 @@ from db.sql import quote_literal
 from harness.config.base import closest
 
 FINISHED = ("completed", "diverged")  # results; every other status is work still to do or to retry
-UNFINISHED = ("pending", "running", "interrupted")  # a sweep with any of these is still running
+# Counts of the `sweeps` view. A sweep is running while any cell waits (pending, interrupted, or crashed and so
+# to be resumed by the next claimant; the view counts all three as `pending`) or runs.
+COUNTS = ("completed", "diverged", "failed", "running", "pending")
+UNFINISHED = ("running", "pending")
 
 
 def membership_sql(con, sweep: str) -> str:
@@ -35,7 +38,7 @@ class SweepInfo:
     question: str | None
     baseline: str | None
     axes: list[str] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=dict)  # cells (or runs) by status
+    counts: dict[str, int] = field(default_factory=dict)  # cells by the `sweeps` view's COUNTS
 
     @property
     def n_cells(self) -> int:
@@ -47,26 +50,24 @@ class SweepInfo:
 
     @property
     def running(self) -> bool:
-        """The contract's definition: any cell pending, running or interrupted."""
+        """Any cell still waiting or running."""
         return any(self.counts.get(status, 0) for status in UNFINISHED)
 
     def progress(self) -> str:
         """'12 of 24 cells; partial' while running, '24 of 24 cells' (plus failures) when done."""
         text = f"{self.n_finished} of {self.n_cells} cells"
-        failed = self.counts.get("failed", 0) + self.counts.get("crashed", 0)
-        if failed:
-            text += f" ({failed} failed or crashed)"
+        if self.counts.get("failed"):
+            text += f" ({self.counts['failed']} failed)"
         return text + ("; partial" if self.running else "")
 
 
 def sweep_info(con, sweep: str) -> SweepInfo:
     """The sweep's question, baseline, axes and cell counts; AnalysisError naming the closest sweep when unknown."""
-    found = con.execute("SELECT question, baseline, axes FROM sweeps WHERE sweep = ?", [sweep]).fetchone()
+    found = con.execute(f"SELECT question, baseline, axes, {', '.join(COUNTS)} FROM sweeps WHERE sweep = ?", [sweep]).fetchone()
     if found is None:
         names = [row[0] for row in con.execute("SELECT sweep FROM sweeps").fetchall()]
         hint = closest(sweep, names)
         known = f"did you mean {hint!r}?" if hint else f"known sweeps: {', '.join(map(repr, names)) or 'none'}."
         raise AnalysisError(f"no sweep named {sweep!r} in the results store; {known}")
-    question, baseline, axes = found
-    counts = dict(con.execute("SELECT status, count(*) FROM sweep_cells WHERE sweep = ? GROUP BY status", [sweep]).fetchall())
-    return SweepInfo(sweep, question, baseline, json.loads(axes) if axes else [], counts)
+    question, baseline, axes, *counts = found
+    return SweepInfo(sweep, question, baseline, json.loads(axes) if axes else [], dict(zip(COUNTS, counts)))

@@ -1,3 +1,4 @@
+import db
 import synthetic
 from analysis.frames import curves, initial_losses, load_sweep
 
@@ -18,3 +19,13 @@ def test_initial_loss_is_each_runs_first_training_loss(tmp_path):
     synthetic.write_run(tmp_path, "r", sweep="s", arm="a", seed=0, lr=1e-3, final=3.0, steps=10)
     initial, _ = initial_losses(load_sweep(tmp_path, "s"))
     assert initial.to_dict() == {"r": synthetic.INITIAL_LOSS + 0.02}
+
+
+def test_the_shown_sql_gives_what_the_materialized_table_gave(tmp_path):
+    for seed in range(2):
+        synthetic.write_run(tmp_path, f"r{seed}", sweep="s", arm="a", seed=seed, lr=1e-3, final=3.0 + seed, steps=10)
+    synthetic.write_run(tmp_path, "other", sweep="t", arm="a", seed=0, lr=1e-3, final=2.0, steps=10)
+    sweep = load_sweep(tmp_path, "s")
+    frame, text = sweep.frame("SELECT run_id, final_val_loss FROM sweep_runs ORDER BY run_id")
+    assert frame.equals(db.connect(tmp_path).sql(text).df())  # a fresh connection, no temp table
+    assert frame["run_id"].tolist() == ["r0", "r1"]
