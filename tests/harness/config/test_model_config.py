@@ -10,11 +10,14 @@ from hypothesis import strategies as st
 from harness.config import ConfigError, ModelConfig
 from harness.config.base import literal_options
 
-LITERALS = ("mlp", "norm", "norm_position", "qk_norm", "qk_norm_scope", "positions", "bias", "gelu_approximate")
-POSITIVE_INTS = ("vocab_size", "d_model", "n_layers", "n_heads", "max_seq_len", "n_experts", "ffn_multiple_of", "moe_top_k")
+LITERALS = ("mlp", "norm", "norm_position", "qk_norm", "qk_norm_scope", "qk_norm_placement", "positions", "rope_type",
+            "bias", "gelu_approximate", "moe_aux_loss", "moe_topk_norm")
+POSITIVE_INTS = ("vocab_size", "d_model", "n_layers", "n_heads", "max_seq_len", "n_experts", "ffn_multiple_of", "moe_top_k",
+                 "rope_original_max_seq_len")
 OPTIONAL_INTS = ("n_kv_heads", "head_dim", "d_ff", "sliding_window")
-POSITIVE_FLOATS = ("norm_eps", "rope_theta", "init_std")
-OPTIONAL_FLOATS = ("attn_softcap", "final_softcap", "attn_scale")
+POSITIVE_FLOATS = ("norm_eps", "rope_theta", "init_std", "rope_scaling_factor", "rope_low_freq_factor",
+                   "rope_high_freq_factor")
+OPTIONAL_FLOATS = ("attn_softcap", "final_softcap", "attn_scale", "moe_capacity_factor")
 BOOLS = ("attn_sinks", "tie_embeddings", "scaled_init", "norm_unit_offset", "scale_embeddings")
 
 SMALL = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4)
@@ -126,6 +129,14 @@ def test_kv_heads_must_divide_heads(n_heads, n_kv_heads):
     ({"positions": "learned", "nope_every": 2}, "nope_every"),
     ({"global_every": 2}, "global_every"),
     ({"qk_norm_scope": "full"}, "qk_norm_scope"),
+    ({"qk_norm_placement": "irope"}, "qk_norm_placement"),  # no QK-norm to place
+    ({"qk_norm_placement": "irope", "qk_norm": "rmsnorm", "positions": "nope"}, "qk_norm_placement"),
+    ({"rope_type": "llama3", "positions": "learned"}, "rope_type"),
+    ({"rope_scaling_factor": 4.0}, "rope_scaling_factor"),  # llama3's parameters need rope_type='llama3'
+    ({"rope_type": "llama3", "rope_high_freq_factor": 1.0}, "rope_high_freq_factor"),  # must exceed low
+    ({"moe_capacity_factor": 1.25}, "moe_capacity_factor"),  # MoE fields on a dense model
+    ({"moe_aux_loss": "switch"}, "moe_aux_loss"),
+    ({"moe_topk_norm": "none"}, "moe_topk_norm"),
 ])
 def test_cross_field_rules_name_the_field(changes, field):
     with pytest.raises(ConfigError, match=rf"ModelConfig\.{field}="):
