@@ -44,6 +44,7 @@ class Sweep:
 
     @property
     def arms(self) -> list[str]:
+        """The sweep's arms that have a run, by name."""
         return sorted(self.runs["arm"].dropna().unique())
 
     def stride(self, points: int = CURVE_POINTS) -> int:

@@ -20,11 +20,13 @@ from matplotlib.figure import Figure  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from analysis.frames import Sweep  # noqa: E402
+from analysis.stats import CONFIDENCE  # noqa: E402
 
 STYLE = "whitegrid"
 PANEL = (4.2, 3.4)  # inches per panel, its labels included
-MARGIN = (0.8, 1.0)  # inches: left of the first column (y labels), above and below all rows (title, x labels)
-GAP = 0.9  # inches between panels of a row (the next panel's y labels)
+MARGIN = (1.0, 1.0)  # inches: left of the first column (y labels), above and below all rows (title, x labels)
+GAP = 1.1  # inches between panels of a row (the next panel's y labels)
+FEW_POINTS = 20  # a curve with fewer points gets markers (validation every few hundred steps, probes)
 LEGEND_WIDTH = 1.9  # inches right of the panels
 DPI = 100
 
@@ -116,17 +118,17 @@ def at_lr(frame: pd.DataFrame, chosen: dict[str, float]) -> pd.DataFrame:
 
 def seed_band(frame: pd.DataFrame, by: list[str], value: str = "value") -> pd.DataFrame:
     """Mean over runs of `value` per `by`, with its 95% t-interval (low = high = mean for a single run)."""
-    grouped = frame.groupby(by, dropna=False)[value]
-    band = grouped.agg(mean="mean", sd="std", n="count").reset_index()
-    half = stats.t.ppf(0.975, np.maximum(band["n"] - 1, 1)) * band["sd"].fillna(0) / np.sqrt(band["n"])
-    return band.assign(low=band["mean"] - half, high=band["mean"] + half)
+    band = frame.groupby(by, dropna=False)[value].agg(mean="mean", sd="std", n="count").reset_index()
+    with np.errstate(invalid="ignore", divide="ignore"):  # one run: no interval, drawn as the line itself
+        low, high = stats.t.interval(CONFIDENCE, band["n"] - 1, loc=band["mean"], scale=band["sd"] / np.sqrt(band["n"]))
+    return band.assign(low=np.where(np.isnan(low), band["mean"], low), high=np.where(np.isnan(high), band["mean"], high))
 
 
 def draw_bands(ax, band: pd.DataFrame, ctx: Context, x: str = "step") -> None:
     """One line per arm with its seed band, in the arm's colour."""
     for arm, rows in band.groupby("arm"):
         rows = rows.sort_values(x)
-        ax.plot(rows[x], rows["mean"], color=ctx.colors[arm], label=arm, linewidth=1.5)
+        ax.plot(rows[x], rows["mean"], color=ctx.colors[arm], label=arm, linewidth=1.5, marker="o" if len(rows) < FEW_POINTS else None)
         ax.fill_between(rows[x], rows["low"], rows["high"], color=ctx.colors[arm], alpha=0.2, linewidth=0)
 
 

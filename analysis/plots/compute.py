@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analysis.plots.base import Context, Plot, at_lr, legend, no_data, panels
+from analysis.plots.base import FEW_POINTS, Context, Plot, at_lr, legend, no_data, panels
 
 AXES = (("flops", "training FLOPs", "log"), ("wall_seconds", "wall time (s, training steps only)", "linear"))
 
@@ -27,7 +27,8 @@ def figure(ctx: Context) -> Plot:
             continue
         mean = points.groupby(["arm", "step"])[["val_loss", column]].mean().reset_index()
         for arm, rows in mean.groupby("arm"):
-            ax.plot(rows[column], rows["val_loss"], color=ctx.colors[arm], label=arm, linewidth=1.5)
+            ax.plot(rows[column], rows["val_loss"], color=ctx.colors[arm], label=arm, linewidth=1.5,
+                    marker="o" if len(rows) < FEW_POINTS else None)
         ax.set(xscale=scale, xlabel=label, ylabel="validation loss")
     legend(fig, axes)
     caption = ("Mean over completed seeds at each arm's best LR. FLOPs = tokens seen × the arm's training FLOPs per "

@@ -11,6 +11,7 @@ import pandas as pd
 
 
 def missing(value) -> bool:
+    """None, NaN or pandas' NA."""
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 

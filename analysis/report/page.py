@@ -20,6 +20,7 @@ body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 78re
 h1 { margin-bottom: .2rem; } .question { font-size: 1.15rem; margin-top: 0; }
 .status { display: inline-block; padding: .2rem .6rem; border-radius: .3rem; background: #e8f4e8; }
 .status.running { background: #fff3cd; }
+.scroll { overflow-x: auto; }
 table { border-collapse: collapse; margin: .6rem 0; font-variant-numeric: tabular-nums; }
 th, td { padding: .25rem .55rem; border-bottom: 1px solid #ddd; text-align: right; }
 th { cursor: pointer; background: #f4f4f4; position: sticky; top: 0; }
@@ -91,7 +92,7 @@ def _method(analysis) -> str:
 
 def _summary(analysis) -> str:
     rendered = table(analysis.table(), labelled=("verdict",))
-    return f"<h2>Summary</h2>{rendered}{sql_block(analysis.sql)}"
+    return f'<h2>Summary</h2><div class="scroll">{rendered}</div>{sql_block(analysis.sql)}'
 
 
 def _scale(analysis) -> str:
