@@ -32,6 +32,10 @@ _ACTIVATIONS: dict[str, tuple[str | None, str | None, str]] = {
 }
 
 
+# Families whose norm epsilon is not `rms_norm_eps`.
+_NORM_EPS_KEYS = {"starcoder2": "norm_epsilon", "gpt_neox": "layer_norm_eps"}
+
+
 @dataclass(frozen=True)
 class _HFConfig:
     """One config dict with its family's defaults, and the policy for features we cannot express."""
@@ -52,8 +56,8 @@ class _HFConfig:
 
 
 def model_config_from_hf(config: Mapping[str, Any], strict: bool = True) -> ModelConfig:
-    """Our `ModelConfig` for a Hugging Face `config.json` dict (GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma,
-    Gemma 2, OLMo 2, Phi-3, StarCoder2, SmolLM3, and the mixtures of experts Mixtral, Qwen3-MoE, OLMoE).
+    """Our `ModelConfig` for a Hugging Face `config.json` dict (GPT-2, GPT-NeoX, Llama, Mistral, Qwen2, Qwen3,
+    Gemma, Gemma 2, OLMo 2, Phi-3, StarCoder2, SmolLM3, and the mixtures of experts Mixtral, Qwen3-MoE, OLMoE).
     `strict=False` (for parameter counting) tolerates features that change the forward pass but no parameter
     count (RoPE scaling other than Llama 3's, partial rotary, unusual window patterns); weight import must keep
     `strict=True`. Raises ConfigError naming the unsupported feature."""
@@ -136,7 +140,8 @@ def _llama_like_fields(hf: _HFConfig) -> dict[str, Any]:
         "d_ff": hf.get("intermediate_size"),
         "mlp": mlp,
         "gelu_approximate": approximate,
-        "norm_eps": hf.get("norm_epsilon" if family == "starcoder2" else "rms_norm_eps"),
+        "norm_eps": hf.get(_NORM_EPS_KEYS.get(family, "rms_norm_eps")),
+        "norm_position": _norm_position(hf),
         "attn_scale": _gemma2_attn_scale(hf, head_dim) if gemma2 else None,
         "attn_softcap": hf.get("attn_logit_softcapping") if gemma2 else None,
         "final_softcap": hf.get("final_logit_softcapping") if gemma2 else None,
@@ -153,6 +158,11 @@ def _llama_like_fields(hf: _HFConfig) -> dict[str, Any]:
         **(_moe(hf) if family in MOE_FAMILIES else {}),
         **FAMILY_SWITCHES[family],
     }
+
+
+def _norm_position(hf: _HFConfig) -> str:
+    """Pre-norm, or GPT-NeoX's parallel residual with its two input norms (FAMILY_SWITCHES may override)."""
+    return "parallel_two_norms" if hf.family == "gpt_neox" and hf.get("use_parallel_residual") else "pre"
 
 
 def _activation_name(hf: _HFConfig) -> str:
@@ -179,6 +189,11 @@ def _bias(hf: _HFConfig) -> str:
         return "qkv"
     if hf.family in ("mistral", "phi3", "mixtral"):
         return "none"
+    if hf.family == "gpt_neox":
+        if not hf.get("attention_bias"):
+            hf.refuse("attention_bias=False", "GPT-NeoX's MLP and LayerNorms keep their biases; ours have them only "
+                      "with bias='all', which puts them on q, k, v, o too")
+        return "all"
     if hf.family == "starcoder2":
         if not hf.get("use_bias"):
             hf.refuse("use_bias=False", "StarCoder2's LayerNorms keep their β, which ours only have with bias='all'")
@@ -198,6 +213,10 @@ def _rope(hf: _HFConfig) -> dict[str, Any]:
     """RoPE base and scaling, read the way transformers 5 standardizes them: unscaled ('default') and Llama 3.1's
     'llama3' rescaling are expressible; any other scaling or partial rotation is refused."""
     params = hf.raw.get("rope_scaling") or hf.raw.get("rope_parameters") or {}
+    if hf.family == "gpt_neox":  # its config class still reads the legacy keys, with a 0.25 partial rotary default
+        legacy = {"rope_theta": hf.raw.get("rotary_emb_base", 10000.0),
+                  "partial_rotary_factor": hf.raw.get("rotary_pct", 0.25)}
+        params = {**legacy, **params}
     if any(isinstance(value, Mapping) for value in params.values()):
         hf.refuse(f"per-layer-type rope_parameters ({', '.join(params)})", "one RoPE base serves every layer", False)
         params = next(value for value in params.values() if isinstance(value, Mapping))

@@ -70,6 +70,9 @@ FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
                    "num_hidden_layers": 30, "num_attention_heads": 24, "num_key_value_heads": 2,
                    "hidden_act": "gelu_pytorch_tanh", "max_position_embeddings": 4096, "initializer_range": 0.018042,
                    "norm_epsilon": 1e-5, "sliding_window": None, "use_bias": True, "tie_word_embeddings": True},
+    "gpt_neox": {**_LLAMA_LIKE, "vocab_size": 50432, "hidden_size": 6144, "intermediate_size": 24576,
+                 "num_hidden_layers": 44, "num_attention_heads": 64, "hidden_act": "gelu", "layer_norm_eps": 1e-5,
+                 "use_parallel_residual": True, "attention_bias": True},
     "mixtral": {**_LLAMA_LIKE, "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
                 "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "rms_norm_eps": 1e-5,
                 "max_position_embeddings": 4096 * 32, "rope_theta": 1e6, "sliding_window": None,
@@ -103,6 +106,7 @@ FAMILY_SWITCHES: dict[str, dict[str, Any]] = {
     "phi3": {},
     "starcoder2": {"norm": "layernorm"},
     "smollm3": {},
+    "gpt_neox": {"norm": "layernorm"},
     "mixtral": {},
     "qwen3_moe": {"qk_norm": "rmsnorm"},
     # OLMoE normalizes q and k over all heads at once, like OLMo 2, but keeps pre-norm blocks.
@@ -122,13 +126,14 @@ ARCHITECTURE_FAMILIES: dict[str, str] = {
     "Phi3ForCausalLM": "phi3",
     "Starcoder2ForCausalLM": "starcoder2",
     "SmolLM3ForCausalLM": "smollm3",
+    "GPTNeoXForCausalLM": "gpt_neox",
     "MixtralForCausalLM": "mixtral",
     "Qwen3MoeForCausalLM": "qwen3_moe",
     "OlmoeForCausalLM": "olmoe",
 }
 
 # Families whose MLP is dense (up, act, down) rather than gated.
-DENSE_MLP_FAMILIES = ("gpt2", "starcoder2")
+DENSE_MLP_FAMILIES = ("gpt2", "starcoder2", "gpt_neox")
 
 # Config keys whose value > 1 means a routed mixture of experts (Mixtral, Qwen-MoE, OLMoE, DeepSeek, gpt-oss).
 EXPERT_COUNT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")

@@ -41,15 +41,28 @@ _GPT2_RENAMES = {
     "mlp.c_fc": "mlp.up_proj",
     "mlp.c_proj": "mlp.down_proj",
 }
+_GPT_NEOX_LAYER = re.compile(r"gpt_neox\.layers\.(\d+)\.(.+)")
+# post_attention_layernorm is the MLP's input norm in both of GPT-NeoX's blocks (parallel and sequential).
+_GPT_NEOX_RENAMES = {
+    "input_layernorm": "norm_attn_in",
+    "post_attention_layernorm": "norm_mlp_in",
+    "attention.query_key_value": "attn.qkv_per_head",
+    "attention.dense": "attn.o_proj",
+    "mlp.dense_h_to_4h": "mlp.up_proj",
+    "mlp.dense_4h_to_h": "mlp.down_proj",
+}
+_GPT_NEOX_TOP = {"gpt_neox.embed_in.weight": "tok_emb.weight", "gpt_neox.final_layer_norm.weight": "final_norm.weight",
+                 "gpt_neox.final_layer_norm.bias": "final_norm.bias", "lm_head.weight": "lm_head.weight"}
 # StarCoder2 names its dense MLP like GPT-2 (but in nn.Linear layout); the MoE families call the router `gate`.
 _MLP_RENAMES = {"c_fc": "up_proj", "c_proj": "down_proj", "gate": "router"}
 _GPT2_TOP = {"transformer.wte.weight": "tok_emb.weight", "transformer.wpe.weight": "pos_emb.weight",
-             "transformer.ln_f.weight": "final_norm.weight", "transformer.ln_f.bias": "final_norm.bias"}
+             "transformer.ln_f.weight": "final_norm.weight", "transformer.ln_f.bias": "final_norm.bias",
+             "lm_head.weight": "lm_head.weight"}
 
 
 def from_hf(hf_model: Any) -> Transformer:
-    """Our model with the weights of a transformers causal LM (GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma,
-    Gemma 2, OLMo 2, Phi-3, StarCoder2, SmolLM3, Mixtral, Qwen3-MoE, OLMoE), in the Hugging Face model's dtype;
+    """Our model with the weights of a transformers causal LM (GPT-2, GPT-NeoX, Llama, Mistral, Qwen2, Qwen3,
+    Gemma, Gemma 2, OLMo 2, Phi-3, StarCoder2, SmolLM3, Mixtral, Qwen3-MoE, OLMoE), in the model's dtype;
     its logits match the original's. Raises ConfigError for what we cannot express."""
     if not (hasattr(hf_model, "config") and isinstance(hf_model, nn.Module)):
         raise ConfigError(f"from_hf expects a transformers model (nn.Module with .config), got {type(hf_model)}.")
@@ -59,7 +72,7 @@ def from_hf(hf_model: Any) -> Transformer:
     if "lm_head.weight" not in hf_model.state_dict():
         raise ConfigError(f"from_hf needs a causal-LM model with an LM head, got {type(hf_model).__name__}.")
     family = hf_config["model_type"]
-    rename = _gpt2_name if family == "gpt2" else partial(_llama_like_name, family=family)
+    rename = _TABLE_RENAMES.get(family) or partial(_llama_like_name, family=family)
     unused = [name for name in hf_params if rename(name) is None]
     if unused:
         raise ConfigError(f"Hugging Face {family} parameters with no place in our model: {', '.join(unused[:5])}.")
@@ -75,8 +88,14 @@ def from_hf(hf_model: Any) -> Transformer:
 
 
 def _unfused(name: str, tensor: torch.Tensor, cfg: ModelConfig) -> Iterator[tuple[str, torch.Tensor]]:
-    """Split fused projections (GPT-2's c_attn, Phi-3's qkv_proj and gate_up_proj, the MoE families' stacked
+    """Split fused projections (GPT-2's c_attn, GPT-NeoX's per-head query_key_value, Phi-3's qkv_proj and
+    gate_up_proj, the MoE families' stacked
     experts.gate_up_proj (E, 2·f, d)) along their output rows."""
+    if ".attn.qkv_per_head." in name:  # GPT-NeoX: output rows grouped by head, [q_h; k_h; v_h] within each
+        per_head = tensor.view(cfg.n_heads, 3, cfg.head_dim, *tensor.shape[1:])
+        parts = zip(("q_proj", "k_proj", "v_proj"), per_head.unbind(dim=1))
+        return ((name.replace("qkv_per_head", part), chunk.reshape(-1, *tensor.shape[1:]).contiguous())
+                for part, chunk in parts)
     if ".attn.qkv_proj." in name:
         q_rows, kv_rows = cfg.n_heads * cfg.head_dim, cfg.n_kv_heads * cfg.head_dim
         parts = zip(("q_proj", "k_proj", "v_proj"), tensor.split((q_rows, kv_rows, kv_rows), dim=0))
@@ -113,16 +132,22 @@ def _llama_like_name(name: str, family: str) -> str | None:
     return f"layers.{layer}.{slot}.{rest}" if slot else None
 
 
-def _gpt2_name(name: str) -> str | None:
-    """Our name for a GPT-2 parameter, or None when it has no counterpart."""
-    if name in _GPT2_TOP or name == "lm_head.weight":
-        return _GPT2_TOP.get(name, name)
-    match = _GPT2_LAYER.fullmatch(name)
+def _table_name(name: str, top: dict[str, str], layer_pattern: re.Pattern, renames: dict[str, str]) -> str | None:
+    """Our name for a parameter of a family named by tables (GPT-2, GPT-NeoX), or None without a counterpart."""
+    if name in top:
+        return top[name]
+    match = layer_pattern.fullmatch(name)
     if match is None:
         return None
     layer, rest = match.groups()
     module, _, kind = rest.rpartition(".")
-    return f"layers.{layer}.{_GPT2_RENAMES[module]}.{kind}" if module in _GPT2_RENAMES else None
+    return f"layers.{layer}.{renames[module]}.{kind}" if module in renames else None
+
+
+_TABLE_RENAMES = {
+    "gpt2": partial(_table_name, top=_GPT2_TOP, layer_pattern=_GPT2_LAYER, renames=_GPT2_RENAMES),
+    "gpt_neox": partial(_table_name, top=_GPT_NEOX_TOP, layer_pattern=_GPT_NEOX_LAYER, renames=_GPT_NEOX_RENAMES),
+}
 
 
 def _is_conv1d(name: str) -> bool:

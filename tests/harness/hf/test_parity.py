@@ -29,6 +29,13 @@ def llama_like(heads: str, **extra):
             "num_attention_heads": n_heads, "num_key_value_heads": n_kv_heads, **extra}
 
 
+def neox(rope_theta=10000.0, **extra):
+    """Tiny GPT-NeoX config kwargs with every channel rotated."""
+    rope = {"rope_type": "default", "rope_theta": rope_theta, "partial_rotary_factor": 1.0}
+    return {"vocab_size": VOCAB, "hidden_size": 32, "intermediate_size": 40, "num_hidden_layers": 3,
+            "num_attention_heads": 4, "rope_parameters": rope, **extra}
+
+
 # family → [(case id, config kwargs)]: every family in MHA, GQA and MQA, tied and untied where it has the flag.
 CASES = {
     "gpt2": [
@@ -94,6 +101,13 @@ CASES = {
         ("mqa-untied-biases-nope-every-3", llama_like("mqa", tie_word_embeddings=False, attention_bias=True,
                                                       mlp_bias=True, no_rope_layer_interval=3)),
     ],
+    # GPT-NeoX with full rotary (its default rotates a quarter of each head, which we refuse): the parallel
+    # block with two norms (use_parallel_residual), and the sequential one.
+    "gpt_neox": [
+        ("mha-parallel", neox()),
+        ("mha-parallel-tied-2-heads", neox(num_attention_heads=2, tie_word_embeddings=True, rope_theta=500.0)),
+        ("mha-sequential-gelu-tanh", neox(use_parallel_residual=False, hidden_act="gelu_new", hidden_size=24)),
+    ],
     # Mixtures of experts: several expert counts and k (k = 1 included: Mixtral renormalizes even then, the
     # others only with norm_topk_prob), windows, tied and untied.
     "mixtral": [
@@ -120,7 +134,7 @@ CONFIG_CLASSES = {
     "gpt2": "GPT2Config", "llama": "LlamaConfig", "mistral": "MistralConfig", "qwen2": "Qwen2Config",
     "qwen3": "Qwen3Config", "gemma": "GemmaConfig", "gemma2": "Gemma2Config", "olmo2": "Olmo2Config",
     "phi3": "Phi3Config", "starcoder2": "Starcoder2Config", "smollm3": "SmolLM3Config",
-    "mixtral": "MixtralConfig", "qwen3_moe": "Qwen3MoeConfig", "olmoe": "OlmoeConfig",
+    "mixtral": "MixtralConfig", "qwen3_moe": "Qwen3MoeConfig", "olmoe": "OlmoeConfig", "gpt_neox": "GPTNeoXConfig",
 }
 
 
@@ -210,3 +224,21 @@ def test_the_llama3_rope_case_depends_on_its_scaling():
     input_ids = torch.randint(0, VOCAB, (1, SEQ), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
         assert (unscaled(input_ids) - ours(input_ids)).abs().max().item() > 1e-3
+
+
+def test_gpt_neox_maps_its_residual_to_our_blocks_and_refuses_partial_rotary():
+    parallel = from_hf(hf_model("gpt_neox", CASES["gpt_neox"][0][1], 0)).eval()
+    assert parallel.cfg.norm_position == "parallel_two_norms" and parallel.cfg.bias == "all"
+    assert from_hf(hf_model("gpt_neox", CASES["gpt_neox"][2][1], 2)).cfg.norm_position == "pre"
+    # The case proves the second norm: sharing the attention's input norm (today's one-norm parallel) differs.
+    shared = build_model(parallel.cfg.replace(norm_position="parallel")).eval()
+    shared.load_state_dict({k: v for k, v in parallel.state_dict().items() if ".norm_mlp_in." not in k})
+    input_ids = torch.randint(0, VOCAB, (1, SEQ), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        assert (shared(input_ids) - parallel(input_ids)).abs().max().item() > 1e-3
+    quarter = transformers.GPTNeoXConfig(**{**neox(), "rope_parameters": None}, **TOKEN_IDS)  # default rotary_pct
+    with pytest.raises(ConfigError, match="partial_rotary_factor=0.25"):
+        from_hf(transformers.GPTNeoXForCausalLM(quarter))
+    unbiased = transformers.GPTNeoXConfig(**neox(), attention_bias=False, **TOKEN_IDS)
+    with pytest.raises(ConfigError, match="attention_bias=False"):
+        from_hf(transformers.GPTNeoXForCausalLM(unbiased))
