@@ -3,18 +3,21 @@
 Only completed runs with a finite metric enter means and tests; diverged runs are counted in their own
 column (a divergence is a result, but it has no loss to average). Arms are paired with the baseline at the
 same LR on matched seeds (same seed = same data order). Lower is better.
+
+Works on a `SweepSource` without pandas, so `harness compare` skips its import.
 """
 
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 
 import numpy as np
-import pandas as pd
 
 from analysis import stats
 from analysis.errors import AnalysisError
-from analysis.frames import Sweep
+from analysis.source import FINISHED, SweepSource
+from db.sql import quote_ident
 from harness.config.base import closest
 
 COLUMNS = [
@@ -23,11 +26,13 @@ COLUMNS = [
 ]
 METRIC = "final_val_loss"
 MIN_EFFECT = 0.01  # nats
+NUMERIC = ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "BIGINT", "INTEGER", "SMALLINT", "TINYINT", "HUGEINT", "UBIGINT", "UINTEGER")
+NOT_METRICS = ("lr", "seed", "trial")
 
 
-def check_metric(sweep: Sweep, metric: str) -> None:
+def check_metric(sweep: SweepSource, metric: str) -> None:
     """AnalysisError unless `metric` is a numeric column of the sweep's runs."""
-    numeric = [c for c in sweep.runs.columns if pd.api.types.is_numeric_dtype(sweep.runs[c]) and c not in ("lr", "seed", "trial")]
+    numeric = [name for name, kind in sweep.column_types().items() if kind.startswith(NUMERIC) and name not in NOT_METRICS]
     if metric not in numeric:
         hint = closest(metric, numeric)
         raise AnalysisError(
@@ -36,13 +41,13 @@ def check_metric(sweep: Sweep, metric: str) -> None:
         )
 
 
-def check_finished(sweep: Sweep) -> None:
+def check_finished(sweep: SweepSource) -> None:
     """AnalysisError when the sweep has no completed or diverged run yet."""
-    if sweep.finished.empty:
+    if not sweep.n_finished_runs:
         raise AnalysisError(f"sweep {sweep.info.name!r} has no finished runs yet ({sweep.info.progress()}).")
 
 
-def resolve_baseline(sweep: Sweep, baseline: str | None) -> str:
+def resolve_baseline(sweep: SweepSource, baseline: str | None) -> str:
     """The asked baseline, else the sweep's, else an arm named 'baseline', else the first arm by name."""
     arms = sweep.arms
     chosen = baseline or sweep.info.baseline or ("baseline" if "baseline" in arms else arms[0])
@@ -55,58 +60,55 @@ def resolve_baseline(sweep: Sweep, baseline: str | None) -> str:
     return chosen
 
 
-def _values(completed: pd.DataFrame, metric: str) -> pd.Series:
-    """The metric per (arm, lr, seed), averaged where one seed has several runs (an arm's search trials)."""
-    return completed.groupby(["arm", "lr", "seed"], dropna=False)[metric].mean()
+def _cells(sweep: SweepSource, metric: str) -> dict[tuple, dict]:
+    """(arm, lr) → {"seeds": {seed: [values of completed runs]}, "diverged": count}, over finished runs."""
+    cells = defaultdict(lambda: {"seeds": defaultdict(list), "diverged": 0})
+    for arm, lr, seed, status, value in sweep.rows(
+        f"SELECT arm, lr, seed, status, {quote_ident(metric)} FROM sweep_runs WHERE status IN {FINISHED}"
+    ):
+        cell = cells[(arm, lr)]
+        if status == "diverged":
+            cell["diverged"] += 1
+        elif value is not None and math.isfinite(value):
+            cell["seeds"][seed].append(float(value))  # a seed with several runs (search trials) averages them
+    return cells
 
 
-def compare(sweep: Sweep, metric: str = METRIC, baseline: str | None = None, min_effect: float = MIN_EFFECT) -> pd.DataFrame:
-    """One row per (arm, lr) with exactly `COLUMNS`; the baseline rows have empty deltas and verdict 'baseline'."""
+def _per_seed(cell: dict | None) -> dict:
+    return {seed: float(np.mean(values)) for seed, values in (cell or {"seeds": {}})["seeds"].items()}
+
+
+def compare(sweep: SweepSource, metric: str = METRIC, baseline: str | None = None, min_effect: float = MIN_EFFECT) -> list[dict]:
+    """One row (a dict of `COLUMNS`) per (arm, lr), the baseline's first; its delta fields are NaN (None for
+    seeds_needed) and its verdict 'baseline'."""
     check_metric(sweep, metric)
     check_finished(sweep)
     if not min_effect > 0:
         raise AnalysisError(f"min_effect={min_effect!r} is invalid: must be a positive number (nats).")
     baseline = resolve_baseline(sweep, baseline)
-    finished = sweep.finished
-    completed = finished[(finished["status"] == "completed") & np.isfinite(finished[metric].astype(float))]
-    values = _values(completed, metric)
-    rows = []
-    for (arm, lr), group in finished.groupby(["arm", "lr"], dropna=False):
-        mine = _cell(values, arm, lr)
-        interval = stats.t_interval(mine.to_numpy())
-        row = {
-            "arm": arm, "lr": lr, "n": interval.n, "diverged": int((group["status"] == "diverged").sum()),
-            "mean": interval.mean, "ci_low": interval.low, "ci_high": interval.high, "comparison": None,
-        }
-        if arm != baseline:
-            matched = pd.concat([mine, _cell(values, baseline, lr)], axis=1, join="inner")
-            row["comparison"] = stats.paired(matched.iloc[:, 0], matched.iloc[:, 1])
-        rows.append(row)
-    return _finish(pd.DataFrame(rows), baseline, min_effect)
+    cells = _cells(sweep, metric)
+    order = sorted(cells, key=lambda key: (key[0] != baseline, key[0], key[1] is None, key[1] or 0.0))
+    rows, comparisons = [], []
+    for arm, lr in order:
+        mine = _per_seed(cells[(arm, lr)])
+        interval = stats.t_interval(list(mine.values()))
+        rows.append({"arm": arm, "lr": lr, "n": interval.n, "diverged": cells[(arm, lr)]["diverged"],
+                     "mean": interval.mean, "ci_low": interval.low, "ci_high": interval.high})
+        theirs = _per_seed(cells.get((baseline, lr)))
+        matched = sorted(set(mine) & set(theirs))
+        comparisons.append(None if arm == baseline else stats.paired([mine[s] for s in matched], [theirs[s] for s in matched]))
+    p_holm = stats.holm([c.p if c else math.nan for c in comparisons])
+    for row, comparison, adjusted in zip(rows, comparisons, p_holm):
+        row.update(_delta_fields(comparison, float(adjusted), min_effect))
+    return rows
 
 
-def _cell(values: pd.Series, arm: str, lr: float) -> pd.Series:
-    """The per-seed values of one (arm, lr), indexed by seed (empty when it has none)."""
-    mask = (values.index.get_level_values("arm") == arm) & (
-        values.index.get_level_values("lr").isna() if pd.isna(lr) else values.index.get_level_values("lr") == lr
-    )
-    return values[mask].droplevel(["arm", "lr"])
-
-
-def _finish(table: pd.DataFrame, baseline: str, min_effect: float) -> pd.DataFrame:
-    """Add the delta columns, Holm-adjusted across every comparison of the table, verdicts and seeds needed."""
-    comparisons = list(table.pop("comparison"))
-    is_arm = [c is not None for c in comparisons]
-    p = np.array([c.p if ok else math.nan for c, ok in zip(comparisons, is_arm)])
-    p_holm = stats.holm(p)
-    for column, pick in [("delta", "mean"), ("delta_ci_low", "low"), ("delta_ci_high", "high")]:
-        table[column] = [getattr(c.delta, pick) if ok else math.nan for c, ok in zip(comparisons, is_arm)]
-    table["p"], table["p_holm"] = p, p_holm
-    table["verdict"] = [
-        stats.verdict(c, ph, min_effect) if ok else "baseline" for c, ph, ok in zip(comparisons, p_holm, is_arm)
-    ]
-    table["seeds_needed"] = pd.array(
-        [stats.seeds_needed(c.sd, min_effect) if ok else None for c, ok in zip(comparisons, is_arm)], dtype="Int64"
-    )
-    table = table.assign(_not_baseline=table["arm"] != baseline).sort_values(["_not_baseline", "arm", "lr"])
-    return table[COLUMNS].reset_index(drop=True)
+def _delta_fields(comparison: stats.Paired | None, p_holm: float, min_effect: float) -> dict:
+    if comparison is None:
+        return {"delta": math.nan, "delta_ci_low": math.nan, "delta_ci_high": math.nan, "p": math.nan,
+                "p_holm": math.nan, "verdict": "baseline", "seeds_needed": None}
+    delta = comparison.delta
+    return {
+        "delta": delta.mean, "delta_ci_low": delta.low, "delta_ci_high": delta.high, "p": comparison.p, "p_holm": p_holm,
+        "verdict": stats.verdict(comparison, p_holm, min_effect), "seeds_needed": stats.seeds_needed(comparison.sd, min_effect),
+    }

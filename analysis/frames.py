@@ -1,8 +1,7 @@
 """Tidy pandas frames of one sweep, each from SQL the report shows next to what it drew.
 
 Every query's text is `WITH sweep_runs AS (<the sweep's runs>) <body>`, so the SQL under a figure runs as it
-is in `harness db query`. Here `sweep_runs` is materialized once per connection as a temporary table of
-exactly that SELECT, so a report evaluates the `runs` view once rather than once per figure.
+is in `harness db query`; here it runs over the materialized `sweep_runs` (see `analysis.source.SweepSource`).
 """
 
 from __future__ import annotations
@@ -13,25 +12,17 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis.errors import AnalysisError
-from analysis.source import FINISHED, SweepInfo, membership_sql, sweep_info
+from analysis.source import FINISHED, SweepSource, open_sweep
 from db.sql import quote_literal
 
 CURVE_POINTS = 300  # steps per plotted curve: longer histories are averaged into this many buckets
 
 
 @dataclass
-class Sweep:
-    """One sweep's connection, progress and runs (a row per run: arm, lr, seed, status, config, results)."""
+class Sweep(SweepSource):
+    """A sweep with its runs as a frame (a row per run: arm, lr, seed, status, config, results)."""
 
-    con: object
-    info: SweepInfo
     runs: pd.DataFrame
-    members: str  # the SELECT behind `sweep_runs`
-
-    def sql(self, body: str) -> str:
-        """The full, runnable text of a query over `sweep_runs`."""
-        return f"WITH sweep_runs AS ({self.members})\n{body.strip()}"
 
     def frame(self, body: str) -> tuple[pd.DataFrame, str]:
         """The query's result (run over the materialized `sweep_runs`) and its full text."""
@@ -42,11 +33,6 @@ class Sweep:
         """Runs that are results: completed or diverged."""
         return self.runs[self.runs["status"].isin(FINISHED)]
 
-    @property
-    def arms(self) -> list[str]:
-        """The sweep's arms that have a run, by name."""
-        return sorted(self.runs["arm"].dropna().unique())
-
     def stride(self, points: int = CURVE_POINTS) -> int:
         """Bucket width in steps so the longest finished run gives at most `points` points."""
         last = self.finished["last_step"].max()
@@ -54,20 +40,11 @@ class Sweep:
 
 
 def load_sweep(results_dir: str | os.PathLike | None, sweep: str) -> Sweep:
-    """Connect to the store and read `sweep`'s runs; AnalysisError for a missing store or unknown sweep."""
-    import db
-
-    try:
-        con = db.connect(results_dir)
-    except db.DbError as err:
-        raise AnalysisError(str(err)) from err
-    info = sweep_info(con, sweep)
-    members = membership_sql(con, sweep)
-    con.execute(f"CREATE TEMP TABLE sweep_runs AS {members}")
-    runs = con.sql("SELECT * FROM sweep_runs").df()
-    runs["arm"] = runs["arm"].astype(object).where(runs["arm"].notna(), "(none)")
+    """`open_sweep` plus the runs frame; AnalysisError for a missing store or unknown sweep."""
+    source = open_sweep(results_dir, sweep)
+    runs = source.con.sql("SELECT * FROM sweep_runs").df()
     runs["lr"] = pd.to_numeric(runs["lr"], errors="coerce")
-    return Sweep(con, info, runs, members)
+    return Sweep(source.con, source.info, source.members, runs)
 
 
 def initial_losses(sweep: Sweep) -> tuple[pd.Series, str]:

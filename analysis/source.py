@@ -2,30 +2,33 @@
 
 Membership lives in `sweep_cells`, so a run adopted from another sweep counts here too; runs written with
 `db.RunWriter` alone form a sweep under their own sweep, arm and seed labels, with `lr` from their config.
+No pandas here: `harness compare` reads a sweep through this module alone (pandas costs ~0.5 s to import).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 
 from analysis.errors import AnalysisError
 from db.sql import quote_literal
 from harness.config.base import closest
 
-FINISHED = ("completed", "diverged")  # results; every other status is work still to do or to retry
-# Counts of the `sweeps` view. A sweep is running while any cell waits (pending, interrupted, or crashed and so
-# to be resumed by the next claimant; the view counts all three as `pending`) or runs.
-COUNTS = ("completed", "diverged", "failed", "running", "pending")
+FINISHED = ("completed", "diverged")  # results: what means and tests are made of
+# The `sweeps` view counts cells by status in one column each. A sweep is running while any cell waits (pending,
+# interrupted, or crashed and so to be resumed; the view counts all three as `pending`) or runs; a failed
+# cell is reported, not waited for; every other count (completed, diverged, pruned, …) is a cell that is done.
 UNFINISHED = ("running", "pending")
+NOT_COUNTS = ("sweep", "question", "baseline", "axes", "n_cells", "created_at")
 
 
 def membership_sql(con, sweep: str) -> str:
     """A SELECT of one row per run of `sweep`: sweep, arm, lr, seed, trial, then every `runs` column."""
     runs_columns = {row[0] for row in con.execute("DESCRIBE runs").fetchall()}
     shadowed = ", ".join(c for c in ("sweep", "arm", "seed", "lr") if c in runs_columns)
-    return (
-        f"SELECT c.sweep, c.arm, c.lr, c.seed, c.trial, r.* EXCLUDE ({shadowed}) "
+    return (  # a run written without an arm still belongs to its sweep: it gets the arm '(none)'
+        f"SELECT c.sweep, coalesce(c.arm, '(none)') AS arm, c.lr, c.seed, c.trial, r.* EXCLUDE ({shadowed}) "
         f"FROM sweep_cells c JOIN runs r USING (run_id) WHERE c.sweep = {quote_literal(sweep)}"
     )
 
@@ -38,15 +41,13 @@ class SweepInfo:
     question: str | None
     baseline: str | None
     axes: list[str] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=dict)  # cells by the `sweeps` view's COUNTS
+    n_cells: int = 0
+    counts: dict[str, int] = field(default_factory=dict)  # cells by status, as the `sweeps` view counts them
 
     @property
-    def n_cells(self) -> int:
-        return sum(self.counts.values())
-
-    @property
-    def n_finished(self) -> int:
-        return sum(self.counts.get(status, 0) for status in FINISHED)
+    def n_done(self) -> int:
+        """Cells neither waiting, running nor failed."""
+        return self.n_cells - sum(self.counts.get(status, 0) for status in (*UNFINISHED, "failed"))
 
     @property
     def running(self) -> bool:
@@ -55,7 +56,7 @@ class SweepInfo:
 
     def progress(self) -> str:
         """'12 of 24 cells; partial' while running, '24 of 24 cells' (plus failures) when done."""
-        text = f"{self.n_finished} of {self.n_cells} cells"
+        text = f"{self.n_done} of {self.n_cells} cells"
         if self.counts.get("failed"):
             text += f" ({self.counts['failed']} failed)"
         return text + ("; partial" if self.running else "")
@@ -63,11 +64,64 @@ class SweepInfo:
 
 def sweep_info(con, sweep: str) -> SweepInfo:
     """The sweep's question, baseline, axes and cell counts; AnalysisError naming the closest sweep when unknown."""
-    found = con.execute(f"SELECT question, baseline, axes, {', '.join(COUNTS)} FROM sweeps WHERE sweep = ?", [sweep]).fetchone()
+    result = con.execute("SELECT * FROM sweeps WHERE sweep = ?", [sweep])
+    found = result.fetchone()
     if found is None:
         names = [row[0] for row in con.execute("SELECT sweep FROM sweeps").fetchall()]
         hint = closest(sweep, names)
         known = f"did you mean {hint!r}?" if hint else f"known sweeps: {', '.join(map(repr, names)) or 'none'}."
         raise AnalysisError(f"no sweep named {sweep!r} in the results store; {known}")
-    question, baseline, axes, *counts = found
-    return SweepInfo(sweep, question, baseline, json.loads(axes) if axes else [], dict(zip(COUNTS, counts)))
+    row = dict(zip([column[0] for column in result.description], found))
+    counts = {name: value for name, value in row.items() if name not in NOT_COUNTS}
+    axes = json.loads(row["axes"]) if row["axes"] else []
+    return SweepInfo(sweep, row["question"], row["baseline"], axes, row["n_cells"], counts)
+
+
+@dataclass
+class SweepSource:
+    """One sweep on its own DuckDB connection, its runs materialized once as the temporary table `sweep_runs`.
+
+    Queries run over that table (so the `runs` view is evaluated once, not once per query); their text for
+    display is `sql(body)`, `WITH sweep_runs AS (<members>) <body>`, which gives the same rows in
+    `harness db query`.
+    """
+
+    con: object
+    info: SweepInfo
+    members: str  # the SELECT behind `sweep_runs`
+
+    def sql(self, body: str) -> str:
+        """The full, runnable text of a query over `sweep_runs`."""
+        return f"WITH sweep_runs AS ({self.members})\n{body.strip()}"
+
+    def rows(self, body: str) -> list[tuple]:
+        """The query's rows, run over the materialized `sweep_runs`."""
+        return self.con.execute(body).fetchall()
+
+    def column_types(self) -> dict[str, str]:
+        """Column name → DuckDB type of `sweep_runs`."""
+        return {name: kind for name, kind, *_ in self.rows("DESCRIBE sweep_runs")}
+
+    @property
+    def arms(self) -> list[str]:
+        """The arms that have a run, by name."""
+        return [arm for (arm,) in self.rows("SELECT DISTINCT arm FROM sweep_runs ORDER BY arm")]
+
+    @property
+    def n_finished_runs(self) -> int:
+        """Runs that are results (completed or diverged)."""
+        return self.rows(f"SELECT count(*) FROM sweep_runs WHERE status IN {FINISHED}")[0][0]
+
+
+def open_sweep(results_dir: str | os.PathLike | None, sweep: str) -> SweepSource:
+    """Connect to the store and materialize `sweep`'s runs; AnalysisError for a missing store or unknown sweep."""
+    import db
+
+    try:
+        con = db.connect(results_dir)
+    except db.DbError as err:
+        raise AnalysisError(str(err)) from err
+    info = sweep_info(con, sweep)
+    members = membership_sql(con, sweep)
+    con.execute(f"CREATE TEMP TABLE sweep_runs AS {members}")
+    return SweepSource(con, info, members)

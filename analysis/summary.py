@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis.compare import METRIC, MIN_EFFECT, compare, resolve_baseline
+from analysis.compare import COLUMNS, METRIC, MIN_EFFECT, compare, resolve_baseline
 from analysis.frames import Sweep
 from analysis.scale import rankings
 from analysis.sensitivity import lr_sensitivity
@@ -35,9 +35,16 @@ class Analysis:
         return self.comparison.merge(per_arm, on="arm", how="left")
 
 
+def comparison_frame(rows: list[dict]) -> pd.DataFrame:
+    """`compare`'s rows as a frame with exactly its COLUMNS (seeds_needed a nullable integer)."""
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame["seeds_needed"] = frame["seeds_needed"].astype("Int64")
+    return frame
+
+
 def analyse(sweep: Sweep, metric: str = METRIC, baseline: str | None = None, min_effect: float = MIN_EFFECT) -> Analysis:
     """Run every analysis of `sweep` (AnalysisError for an unknown metric or baseline, or no finished runs)."""
-    comparison = compare(sweep, metric, baseline, min_effect)
+    comparison = comparison_frame(compare(sweep, metric, baseline, min_effect))
     baseline = resolve_baseline(sweep, baseline)
     sensitivity, sensitivity_sql = lr_sensitivity(sweep, metric)
     stable, stability_sql = stability(sweep)

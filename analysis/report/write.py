@@ -1,4 +1,7 @@
-"""`write_report`: analyse a sweep, draw every figure, write the page atomically (the live dashboard's step)."""
+"""`write_report`: analyse a sweep, draw every figure, write the page atomically (the live dashboard's step).
+
+pandas, matplotlib and seaborn are imported when a report is written, not when `analysis` is imported.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +9,6 @@ import os
 from pathlib import Path
 
 from analysis.compare import METRIC, MIN_EFFECT
-from analysis.frames import load_sweep
-from analysis.report.html import figure
-from analysis.report.page import render
 
 REPORT_FILE = "report.html"
 
@@ -32,7 +32,10 @@ def write_report(
     sweep that has stopped with no finished run.
     """
     from analysis.compare import check_finished
+    from analysis.frames import load_sweep
     from analysis.plots import FIGURES, make_context
+    from analysis.report.html import figure
+    from analysis.report.page import render
     from analysis.summary import analyse
 
     data = load_sweep(results_dir, sweep)

@@ -1,11 +1,15 @@
 """`harness compare`: each arm of a sweep against the baseline, with seed CIs, paired tests and verdicts.
 
-pandas and scipy are imported inside the handler so `harness --help` stays instant.
+numpy and scipy are imported inside the handler so `harness --help` stays instant; pandas not at all.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import io
+import json
+import math
 import sys
 
 from harness.cli.output import print_result
@@ -25,32 +29,42 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-def _table(frame) -> str:
-    import pandas as pd
+def _blank(value):
+    """NaN and missing values print as empty cells (CSV, table) or null (JSON)."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
+
+def _table(rows: list[dict], columns: list[str]) -> str:
     from harness.cli.table import render_table
 
     def cell(value):
-        if pd.isna(value):  # NaN and NA print as empty cells
-            return ""
-        return float(f"{value:.4g}") if isinstance(value, float) else value  # 4 significant digits, still a number
+        value = _blank(value)
+        return "" if value is None else float(f"{value:.4g}") if isinstance(value, float) else value  # 4 significant digits
 
-    return render_table(list(frame.columns), [[cell(v) for v in row] for row in frame.astype(object).itertuples(index=False)])
+    return render_table(columns, [[cell(row[c]) for c in columns] for row in rows])
+
+
+def _csv(rows: list[dict], columns: list[str]) -> str:
+    sink = io.StringIO()
+    writer = csv.writer(sink, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([["" if _blank(row[c]) is None else row[c] for c in columns] for row in rows])
+    return sink.getvalue().rstrip("\n")
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the comparison; a running sweep's table is labelled partial on stderr."""
-    from analysis.compare import compare
-    from analysis.frames import load_sweep
+    from analysis.compare import COLUMNS, compare
+    from analysis.source import open_sweep
 
-    sweep = load_sweep(args.results, args.sweep)
-    frame = compare(sweep, args.metric, args.baseline, args.min_effect)
+    sweep = open_sweep(args.results, args.sweep)
+    rows = compare(sweep, args.metric, args.baseline, args.min_effect)
     if sweep.info.running:
         print(f"harness compare: sweep {args.sweep!r} is still running: {sweep.info.progress()}", file=sys.stderr)
     if args.format == "csv":
-        print_result(frame.to_csv(index=False).rstrip("\n"))
+        print_result(_csv(rows, COLUMNS))
     elif args.format == "json":
-        print_result(frame.to_json(orient="records", double_precision=15))
+        print_result(json.dumps([{c: _blank(row[c]) for c in COLUMNS} for row in rows]))
     else:
-        print_result(_table(frame))
+        print_result(_table(rows, COLUMNS))
     return 0

@@ -7,11 +7,12 @@ from analysis import stats
 from analysis.compare import COLUMNS, compare
 from analysis.errors import AnalysisError
 from analysis.frames import load_sweep
+from analysis.summary import comparison_frame
 
 
 @pytest.fixture(scope="module")
 def table(planted_store):
-    return compare(load_sweep(planted_store[0], "planted")).set_index("arm")
+    return comparison_frame(compare(load_sweep(planted_store[0], "planted"))).set_index("arm")
 
 
 def test_columns_are_exactly_the_documented_ones(table):
@@ -62,7 +63,7 @@ def test_seeds_needed_comes_from_the_paired_spread(planted_store, table):
 def test_each_lr_is_compared_with_the_baseline_at_that_lr(tmp_path):
     arms = {"baseline": (0.0, 0.002, 3), "qk": (-0.05, 0.002, 3)}
     synthetic.write_planted(tmp_path, "lrs", arms, lrs=(1e-3, 1e-2), lr_penalty=lambda lr: 0.5 if lr > 5e-3 else 0.0, steps=12)
-    table = compare(load_sweep(tmp_path, "lrs"), min_effect=0.02)
+    table = comparison_frame(compare(load_sweep(tmp_path, "lrs"), min_effect=0.02))
     assert list(zip(table["arm"], table["lr"])) == [("baseline", 1e-3), ("baseline", 1e-2), ("qk", 1e-3), ("qk", 1e-2)]
     assert table.loc[table["arm"] == "qk", "delta"].to_numpy() == pytest.approx([-0.05, -0.05], abs=0.01)
 

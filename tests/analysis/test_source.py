@@ -24,7 +24,7 @@ def planned(tmp_path):
 
 def test_progress_counts_cells_and_says_partial_while_running(planned):
     info = load_sweep(planned, "qk").info
-    assert info.running and info.n_cells == 5 and info.n_finished == 3
+    assert info.running and info.n_cells == 5 and info.n_done == 3
     assert info.progress() == "3 of 5 cells; partial"
     assert (info.question, info.baseline, info.axes) == ("Does QK-norm help?", "base", ["qk_norm"])
 
@@ -49,3 +49,10 @@ def test_unknown_sweep_names_the_closest_one(planned):
 def test_missing_store_is_an_analysis_error(tmp_path):
     with pytest.raises(AnalysisError, match="no results directory"):
         load_sweep(tmp_path / "nowhere", "qk")
+
+
+def test_failed_cells_are_reported_not_waited_for(tmp_path):
+    synthetic.write_run(tmp_path, "ok", sweep="mixed", arm="a", seed=0, lr=1e-3, final=3.0, steps=12)
+    synthetic.write_run(tmp_path, "bad", sweep="mixed", arm="a", seed=1, lr=1e-3, final=3.0, steps=12, status="failed")
+    info = load_sweep(tmp_path, "mixed").info
+    assert not info.running and info.progress() == "1 of 2 cells (1 failed)"
