@@ -17,9 +17,9 @@ from harness.model import registry
 # The Literal types document the values for readers and type checkers; the valid values are the registry's
 # (harness/model/registry.py), and a test keeps the two equal.
 Mlp = Literal["relu", "gelu", "swiglu", "geglu"]
-Norm = Literal["layernorm", "rmsnorm"]
+Norm = Literal["layernorm", "rmsnorm", "rmsnorm_noweight"]
 NormPosition = Literal["pre", "post", "sandwich", "reordered", "parallel", "parallel_two_norms"]
-QKNorm = Literal["none", "layernorm", "rmsnorm"]
+QKNorm = Literal["none", "layernorm", "rmsnorm", "rmsnorm_noweight"]
 QKNormScope = Literal["head", "full"]
 QKNormPlacement = Literal["pre_rope", "irope"]
 Positions = Literal["rope", "nope", "learned"]

@@ -57,13 +57,15 @@ class _HFConfig:
 
 def model_config_from_hf(config: Mapping[str, Any], strict: bool = True) -> ModelConfig:
     """Our `ModelConfig` for a Hugging Face `config.json` dict (GPT-2, GPT-NeoX, Llama, Mistral, Qwen2, Qwen3,
-    Gemma, Gemma 2, OLMo 2, Phi-3, StarCoder2, SmolLM3, and the mixtures of experts Mixtral, Qwen3-MoE, OLMoE).
+    Gemma, Gemma 2, OLMo 2, Phi-3, StarCoder2, SmolLM3, Llama 4 (dense layers), and the mixtures of experts
+    Mixtral, Qwen3-MoE, OLMoE).
     `strict=False` (for parameter counting) tolerates features that change the forward pass but no parameter
     count (RoPE scaling other than Llama 3's, partial rotary, unusual window patterns); weight import must keep
     `strict=True`. Raises ConfigError naming the unsupported feature."""
     family = _family(config)
     for key in EXPERT_COUNT_KEYS:
-        if family not in MOE_FAMILIES and (config.get(key) or 0) > 1:
+        # Llama 4 keeps num_local_experts even when moe_layers is empty; its own reader refuses MoE layers.
+        if family not in (*MOE_FAMILIES, "llama4_text") and (config.get(key) or 0) > 1:
             raise ConfigError(
                 f"Hugging Face config: mixture of experts ({key}={config[key]}) is not supported in {family}: "
                 f"only {', '.join(MOE_FAMILIES)} routers are mapped (others differ in routing and shared experts)."
@@ -147,7 +149,7 @@ def _llama_like_fields(hf: _HFConfig) -> dict[str, Any]:
         "final_softcap": hf.get("final_logit_softcapping") if gemma2 else None,
         "positions": "rope",
         **_rope(hf),
-        "nope_every": _nope_every(hf) if family == "smollm3" else 0,
+        "nope_every": _nope_every(hf) if family in ("smollm3", "llama4_text") else 0,
         "max_seq_len": hf.get("max_position_embeddings"),
         "sliding_window": sliding_window,
         "global_every": global_every,
@@ -156,6 +158,7 @@ def _llama_like_fields(hf: _HFConfig) -> dict[str, Any]:
         "init_std": hf.get("initializer_range"),
         "scaled_init": False,
         **(_moe(hf) if family in MOE_FAMILIES else {}),
+        **(_llama4(hf) if family == "llama4_text" else {}),
         **FAMILY_SWITCHES[family],
     }
 
@@ -240,6 +243,21 @@ def _rope(hf: _HFConfig) -> dict[str, Any]:
     return fields
 
 
+def _llama4(hf: _HFConfig) -> dict[str, Any]:
+    """Llama 4's text decoder, dense layers only: iRoPE (NoPE layers from no_rope_layers, and a weightless
+    QK-norm after RoPE on the RoPE layers), dense MLPs of intermediate_size_mlp."""
+    if hf.get("moe_layers") is None or hf.get("moe_layers"):
+        hf.refuse(f"moe_layers={hf.get('moe_layers')}",
+                  "Llama 4's MoE layers (sigmoid router, shared expert) have no mapping; only moe_layers=[] imports")
+    if hf.get("attention_chunk_size") is not None:
+        hf.refuse(f"attention_chunk_size={hf.get('attention_chunk_size')}", "chunked attention has no switch", False)
+    if hf.get("attn_temperature_tuning"):
+        hf.refuse("attn_temperature_tuning=True", "the NoPE layers' query temperature has no switch", False)
+    qk_norm = "rmsnorm_noweight" if hf.get("use_qk_norm") else "none"
+    placement = {"qk_norm_placement": "irope"} if qk_norm != "none" else {}
+    return {"d_ff": hf.get("intermediate_size_mlp"), "qk_norm": qk_norm, **placement}
+
+
 def _moe(hf: _HFConfig) -> dict[str, Any]:
     """Experts, top-k, renormalization and the expert width of Mixtral, Qwen3-MoE and OLMoE. The aux loss
     takes their convention (Switch/Mixtral's f_e), so their router_aux_loss_coef means what it meant."""
@@ -279,7 +297,7 @@ def _attention_windows(hf: _HFConfig) -> tuple[int | None, int]:
         return (hf.get("sliding_window") if hf.get("use_sliding_window") else None), 0
     if hf.family == "smollm3":
         window = hf.get("sliding_window") if hf.get("use_sliding_window") else None
-        uses_rope = _smollm3_rope_layers(hf)
+        uses_rope = _rope_layer_flags(hf)
         local = [window is not None and not rope for rope in uses_rope]  # SmolLM3 windows its NoPE layers
         default_types = ["sliding_attention" if is_local else "full_attention" for is_local in local]
         return _window_pattern(hf, hf.get("layer_types") or default_types, window)
@@ -318,16 +336,17 @@ def _gemma2_attn_scale(hf: _HFConfig, head_dim: int) -> float | None:
     return None if scalar == head_dim else scalar**-0.5
 
 
-def _smollm3_rope_layers(hf: _HFConfig) -> list[int]:
-    """SmolLM3's per-layer RoPE flags (1: rotate, 0: NoPE), defaulting to NoPE on every interval-th layer."""
+def _rope_layer_flags(hf: _HFConfig) -> list[int]:
+    """SmolLM3's and Llama 4's per-layer RoPE flags (1: rotate, 0: NoPE), defaulting to NoPE on every
+    interval-th layer."""
     interval = hf.get("no_rope_layer_interval")
     default = [int((i + 1) % interval != 0) for i in range(hf.get("num_hidden_layers"))]
     return hf.get("no_rope_layers") or default
 
 
 def _nope_every(hf: _HFConfig) -> int:
-    """Our nope_every=k for SmolLM3's RoPE flags: NoPE exactly on layers k, 2k, ... (1-based), or 0 for none."""
-    uses_rope = _smollm3_rope_layers(hf)
+    """Our nope_every=k for the RoPE flags: NoPE exactly on layers k, 2k, ... (1-based), or 0 for none."""
+    uses_rope = _rope_layer_flags(hf)
     if all(uses_rope):
         return 0
     for every in range(1, len(uses_rope) + 1):

@@ -81,10 +81,24 @@ def from_hf(hf_model: Any) -> Transformer:
         ours, tensor = rename(name), tensor.detach()
         if family == "gpt2" and _is_conv1d(ours):
             tensor = tensor.t()  # GPT-2's Conv1D stores (in, out), the transpose of nn.Linear
+        if family in _INTERLEAVED_ROPE_FAMILIES and ours.endswith(("attn.q_proj.weight", "attn.k_proj.weight")):
+            tensor = _half_split_rows(tensor, cfg.head_dim)
         state.update(_unfused(ours, tensor, cfg))
     model = build_model(cfg)
     model.load_state_dict(state, strict=True)
     return model.to(next(hf_model.parameters()).dtype)
+
+
+# Families whose RoPE rotates adjacent channel pairs (2i, 2i + 1), as complex numbers, where ours pairs (i, i + D/2).
+_INTERLEAVED_ROPE_FAMILIES = ("llama4_text",)
+
+
+def _half_split_rows(weight: torch.Tensor, head_dim: int) -> torch.Tensor:
+    """Reorder each head's output rows of a q or k projection (H·D, d) from interleaved pairs (2i, 2i + 1) to
+    half-split pairs (i, i + D/2): even rows first, then odd. Applied to q and k alike, q·kᵀ and a per-head
+    norm are unchanged, and our rotate-half RoPE then turns exactly the pairs the original turned."""
+    rows, fan_in = weight.shape
+    return weight.view(rows // head_dim, head_dim // 2, 2, fan_in).transpose(1, 2).reshape(rows, fan_in)
 
 
 def _unfused(name: str, tensor: torch.Tensor, cfg: ModelConfig) -> Iterator[tuple[str, torch.Tensor]]:
@@ -125,7 +139,7 @@ def _llama_like_name(name: str, family: str) -> str | None:
     layer, module, rest = match.groups()
     if module == "self_attn":
         return f"layers.{layer}.attn.{rest}"
-    if module == "mlp":
+    if module in ("mlp", "feed_forward"):  # Llama 4 calls its MLP feed_forward
         module_name, _, kind = rest.rpartition(".")
         return f"layers.{layer}.mlp.{_MLP_RENAMES.get(module_name, module_name)}.{kind}"
     slot = _LAYER_NORM_SLOTS.get(family, _LAYER_NORM_SLOTS["pre"]).get(module)

@@ -1,4 +1,4 @@
-"""RMSNorm and LayerNorm over the last dimension, both on PyTorch's fused kernels.
+"""RMSNorm, LayerNorm and a weightless RMSNorm over the last dimension, all on PyTorch's fused kernels.
 
 Their tensors are declared in `harness.model.spec.norms` and handed in by the registry. `norm_unit_offset`
 stores the scale as w and applies (1 + w) (Gemma), so a zero-initialized weight is the identity.
@@ -43,3 +43,18 @@ class LayerNorm(_ScaledNorm):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return F.layer_norm(x, (self.dim,), self.scale(), self.bias, self.eps)
+
+
+class RMSNormNoWeight(Component):
+    """x / rms(x), no learned scale (Llama 4's L2Norm of q and k, which is an RMS norm despite its name)."""
+
+    def __init__(self, cfg: ModelConfig, width: int, params: Params) -> None:
+        super().__init__()
+        self.dim, self.eps = width, cfg.norm_eps
+        self.declare(params)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.rms_norm(x, (self.dim,), None, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.dim}, eps={self.eps}"

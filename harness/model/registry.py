@@ -61,6 +61,7 @@ def resolve(path: str | Any) -> Any:
 NORMS: dict[str, Component] = {
     "layernorm": Component(norms.layernorm, "harness.model.norms:LayerNorm"),
     "rmsnorm": Component(norms.rmsnorm, "harness.model.norms:RMSNorm"),
+    "rmsnorm_noweight": Component(norms.rmsnorm_noweight, "harness.model.norms:RMSNormNoWeight"),
 }
 
 NORM_POSITIONS: dict[str, Placement] = {

@@ -20,6 +20,11 @@ def rmsnorm(cfg: ModelConfig, width: int) -> Params:
     return scale(cfg, width)
 
 
+def rmsnorm_noweight(cfg: ModelConfig, width: int) -> Params:
+    """x / rms(x) alone: no tensor at all (Llama 4's QK-norm)."""
+    return {}
+
+
 def layernorm(cfg: ModelConfig, width: int) -> Params:
     """LayerNorm: γ, plus a zero β when the model carries biases everywhere (`bias='all'`)."""
     beta = {"bias": Param((width,), ZEROS)} if has_bias(cfg, "norm") else {}

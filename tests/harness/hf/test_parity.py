@@ -29,6 +29,13 @@ def llama_like(heads: str, **extra):
             "num_attention_heads": n_heads, "num_key_value_heads": n_kv_heads, **extra}
 
 
+def llama4(nope_interval, **extra):
+    """Tiny dense Llama 4 text config kwargs (no MoE layers, no chunked attention, no temperature tuning)."""
+    return llama_like("gqa", num_hidden_layers=4, head_dim=8, intermediate_size_mlp=48, moe_layers=[],
+                      attention_chunk_size=None, attn_temperature_tuning=False,
+                      no_rope_layer_interval=nope_interval, **extra)
+
+
 def neox(rope_theta=10000.0, **extra):
     """Tiny GPT-NeoX config kwargs with every channel rotated."""
     rope = {"rope_type": "default", "rope_theta": rope_theta, "partial_rotary_factor": 1.0}
@@ -108,6 +115,14 @@ CASES = {
         ("mha-parallel-tied-2-heads", neox(num_attention_heads=2, tie_word_embeddings=True, rope_theta=500.0)),
         ("mha-sequential-gelu-tanh", neox(use_parallel_residual=False, hidden_act="gelu_new", hidden_size=24)),
     ],
+    # Llama 4's text decoder with dense layers: iRoPE (NoPE every k-th layer, weightless QK-norm after RoPE on
+    # the RoPE layers), its interleaved RoPE pairs, Llama 3 RoPE scaling.
+    "llama4_text": [
+        ("gqa-nope-every-2", llama4(2)),
+        ("mqa-nope-every-3-llama3-rope", llama4(3, num_key_value_heads=1, rope_parameters=LLAMA3_ROPE)),
+        ("mha-nope-every-4-no-qk-norm-tied", llama4(4, num_key_value_heads=4, use_qk_norm=False,
+                                                    tie_word_embeddings=True)),
+    ],
     # Mixtures of experts: several expert counts and k (k = 1 included: Mixtral renormalizes even then, the
     # others only with norm_topk_prob), windows, tied and untied.
     "mixtral": [
@@ -135,6 +150,7 @@ CONFIG_CLASSES = {
     "qwen3": "Qwen3Config", "gemma": "GemmaConfig", "gemma2": "Gemma2Config", "olmo2": "Olmo2Config",
     "phi3": "Phi3Config", "starcoder2": "Starcoder2Config", "smollm3": "SmolLM3Config",
     "mixtral": "MixtralConfig", "qwen3_moe": "Qwen3MoeConfig", "olmoe": "OlmoeConfig", "gpt_neox": "GPTNeoXConfig",
+    "llama4_text": "Llama4TextConfig",
 }
 
 
@@ -242,3 +258,20 @@ def test_gpt_neox_maps_its_residual_to_our_blocks_and_refuses_partial_rotary():
     unbiased = transformers.GPTNeoXConfig(**neox(), attention_bias=False, **TOKEN_IDS)
     with pytest.raises(ConfigError, match="attention_bias=False"):
         from_hf(transformers.GPTNeoXForCausalLM(unbiased))
+
+
+def test_llama4_maps_to_irope_and_the_case_depends_on_it():
+    ours = from_hf(hf_model("llama4_text", CASES["llama4_text"][0][1], 0)).eval()
+    cfg = ours.cfg
+    assert (cfg.qk_norm, cfg.qk_norm_placement, cfg.nope_every) == ("rmsnorm_noweight", "irope", 2)
+    # Normalizing every layer (NoPE layers too), as a pre-RoPE QK-norm does, gives other logits.
+    everywhere = build_model(cfg.replace(qk_norm_placement="pre_rope")).eval()
+    everywhere.load_state_dict(ours.state_dict())
+    input_ids = torch.randint(0, VOCAB, (1, SEQ), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        assert (everywhere(input_ids) - ours(input_ids)).abs().max().item() > 1e-3
+    for refused, match in [({"moe_layers": None}, "moe_layers"), ({"attention_chunk_size": 8}, "attention_chunk_size"),
+                           ({"attn_temperature_tuning": True}, "attn_temperature_tuning")]:
+        config = transformers.Llama4TextConfig(**{**llama4(2), **refused}, **TOKEN_IDS)
+        with pytest.raises(ConfigError, match=match):
+            from_hf(transformers.Llama4ForCausalLM(config))

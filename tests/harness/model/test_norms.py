@@ -64,3 +64,10 @@ def test_unit_offset_applies_one_plus_weight_and_starts_as_identity_scale(cls):
 
 def test_rmsnorm_never_has_bias():
     assert [name for name, _ in RMSNorm(8, eps=1e-5, bias=True).named_parameters()] == ["weight"]
+
+
+def test_weightless_rmsnorm_is_x_over_rms_and_has_no_tensor():
+    norm = _norm("rmsnorm_noweight", 16, 1e-6, unit_offset=False, bias=True)
+    assert list(norm.parameters()) == []
+    x = torch.randn(3, 5, 16)
+    torch.testing.assert_close(norm(x), x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))
