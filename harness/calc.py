@@ -8,6 +8,7 @@ The formulas and their conventions are written out in docs/calc.md.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable
 
@@ -16,22 +17,34 @@ from harness.config.model import ModelConfig
 from harness.model import registry
 from harness.model.spec import decoder as spec
 from harness.model.spec.attention import score_flops_per_token
-from harness.model.spec.params import count, matmul_weights
+from harness.model.spec.params import Params, count, matmul_weights
 
 BYTES_PER_ELEMENT = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 
 SOLVABLE_FIELDS = ("d_ff", "d_model")
 
 
+def _layers(cfg: ModelConfig) -> tuple[Params, ...]:
+    """Each block's declaration, built once per config and registry state (a sweep sizes the same arms many
+    times; the registry entries are part of the key, so a value registered later is never served stale)."""
+    entries = tuple(table[getattr(cfg, field)] for field, table in registry.tables().items())
+    return _layers_of(cfg, entries)
+
+
+@functools.lru_cache(maxsize=4096)
+def _layers_of(cfg: ModelConfig, entries: tuple) -> tuple[Params, ...]:
+    return tuple(spec.block(cfg, layer) for layer in range(cfg.n_layers))
+
+
 def layer_params(cfg: ModelConfig, layer: int) -> int:
     """Parameters of 0-based block `layer` (attention, MLP sublayer and the block's norms)."""
     check(0 <= layer < cfg.n_layers, "calc", "layer", layer, f"must be in 0..{cfg.n_layers - 1}")
-    return count(spec.block(cfg, layer))
+    return count(_layers(cfg)[layer])
 
 
 def per_layer_params(cfg: ModelConfig) -> list[int]:
     """`layer_params` of every block, in order (layers differ, e.g. iRoPE's NoPE layers have no QK-norm)."""
-    return [layer_params(cfg, layer) for layer in range(cfg.n_layers)]
+    return [count(block) for block in _layers(cfg)]
 
 
 def embedding_params(cfg: ModelConfig) -> int:
@@ -58,7 +71,7 @@ def matmul_params_per_token(cfg: ModelConfig) -> int:
     """Weights one token is multiplied by, as the components declare them: attention projections, the
     router and its top-k experts (or the dense MLP), and the output projection (tied or not, the logits are
     a V×d matmul). Embedding lookups, norms, biases and sinks are not matmuls."""
-    return matmul_weights(spec.decoder(cfg))
+    return sum(matmul_weights(block) for block in _layers(cfg)) + matmul_weights(spec.embeddings(cfg))
 
 
 def attention_flops_per_token(cfg: ModelConfig, seq_len: int, windowed: bool = True) -> int:
