@@ -121,6 +121,10 @@ def open_sweep(results_dir: str | os.PathLike | None, sweep: str) -> SweepSource
         con = db.connect(results_dir)
     except db.DbError as err:
         raise AnalysisError(str(err)) from err
+    # The runs view aggregates every metric row each time a query names it, and sweep_cells, sweeps and the
+    # members query all name it: a temporary table of its rows shadows it for this connection's queries, so
+    # it is computed once (were the shadow ignored, the same rows would just be computed again).
+    con.execute("CREATE TEMP TABLE runs AS SELECT * FROM main.runs")
     info = sweep_info(con, sweep)
     members = membership_sql(con, sweep)
     con.execute(f"CREATE TEMP TABLE sweep_runs AS {members}")
