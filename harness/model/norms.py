@@ -20,8 +20,9 @@ class _ScaledNorm(Component):
     def __init__(self, cfg: ModelConfig, width: int, params: Params) -> None:
         super().__init__()
         self.dim, self.eps, self.unit_offset = width, cfg.norm_eps, cfg.norm_unit_offset
-        self.register_parameter("bias", None)  # declared only for LayerNorm with bias='all'
         self.declare(params)
+        if "bias" not in params:  # declared only for LayerNorm with bias='all'; None keeps `self.bias` readable
+            self.register_parameter("bias", None)
         self.reset_parameters()  # draws nothing, so a norm is ready as soon as it is built
 
     def scale(self) -> torch.Tensor:
