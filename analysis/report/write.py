@@ -6,6 +6,7 @@ pandas, matplotlib and seaborn are imported when a report is written, not when `
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from analysis.compare import METRIC, MIN_EFFECT
@@ -49,7 +50,13 @@ def write_report(
         plots = [draw(context) for draw in FIGURES.values()]
         page = render(data.info, analysis, [figure(p.title, p.caption, p.png(), p.sql) for p in plots])
     out.parent.mkdir(parents=True, exist_ok=True)
-    temp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    temp.write_text(page, encoding="utf-8")
-    os.replace(temp, out)
+    handle, temp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")  # unique: writers may overlap
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as sink:
+            sink.write(page)
+        os.chmod(temp, 0o644)  # mkstemp makes it private; the page is meant to be read
+        os.replace(temp, out)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)  # a full disk must not leave half a page behind
+        raise
     return out
