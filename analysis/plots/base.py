@@ -133,13 +133,14 @@ def draw_bands(ax, band: pd.DataFrame, ctx: Context, x: str = "step") -> None:
 
 
 def legend(figure: Figure, axes) -> None:
-    """One legend for the figure, outside the panels, from the first axes that has labelled artists."""
+    """One legend for the figure, right of the panels, with every labelled artist of any panel once."""
+    entries = {}
     for ax in axes:
-        handles, labels = ax.get_legend_handles_labels()
-        if handles:
-            right = figure.subplotpars.right
-            figure.legend(handles, labels, loc="upper left", bbox_to_anchor=(right + 0.01, figure.subplotpars.top), frameon=False)
-            return
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    if entries:
+        figure.legend(list(entries.values()), list(entries), loc="upper left", frameon=False,
+                      bbox_to_anchor=(figure.subplotpars.right + 0.01, figure.subplotpars.top))
 
 
 def no_data(ax, what: str) -> None:
