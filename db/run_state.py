@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 
 from db.paths import is_shard_name, parse_segment, run_dir, segment_shard_name
 
-RESULTS = ("completed", "diverged")
+RESULTS = ("completed", "diverged", "pruned")
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class RunState:
 
     @property
     def result(self) -> str | None:
-        """'completed' or 'diverged' once the run has a result, else None."""
+        """'completed', 'diverged' or 'pruned' once the run has a result, else None."""
         return self.last_status if self.last_status in RESULTS else None
 
     @property

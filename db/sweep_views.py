@@ -69,6 +69,7 @@ def create_sweep_views(con, results_dir: str) -> None:
             coalesce(any_value(m.axes), '[]') AS axes, count(*) AS n_cells,
             count(*) FILTER (WHERE c.status = 'completed') AS completed,
             count(*) FILTER (WHERE c.status = 'diverged') AS diverged,
+            count(*) FILTER (WHERE c.status = 'pruned') AS pruned,
             count(*) FILTER (WHERE c.status = 'failed') AS failed,
             count(*) FILTER (WHERE c.status = 'running') AS running,
             count(*) FILTER (WHERE c.status IN ({waiting})) AS pending,

@@ -3,7 +3,8 @@
 `<results>/sweeps/<sweep>/sweep.json` holds the sweep's description (question, baseline arm, axes) and
 `cells.parquet` its plan, one row per cell, including the cell's three configs as JSON so that any worker,
 on any host, can train a cell from the results directory alone. Both files are replaced atomically on
-each launch. Membership lives here rather than in a run's manifest, so one run can serve several sweeps.
+each launch. A search's trials are cells made as the search goes: each is one write-once file under
+`trials/`. Membership lives here rather than in a run's manifest, so one run can serve several sweeps.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ CELL_SCHEMA = pa.schema([
     ("steps", pa.int64()), ("arm_values", pa.string()), ("model", pa.string()), ("train", pa.string()),
     ("data", pa.string()),
 ])
-META_FIELDS = ("question", "baseline", "axes", "source", "n_cells", "created_at")
+META_FIELDS = ("question", "baseline", "axes", "source", "n_cells", "created_at", "studies", "trials")
+TRIALS_DIR = "trials"
 
 
 def check_sweep_name(sweep: str) -> None:
@@ -85,8 +87,19 @@ def write_sweep(results_dir: str | os.PathLike, sweep: str, meta: Mapping[str, A
     return folder
 
 
+def write_trial(results_dir: str | os.PathLike, sweep: str, study: int, cell: Mapping[str, Any]) -> Path:
+    """Record one trial of study number `study` of a sweep (a cell row with its `trial` number), once."""
+    check_sweep_name(sweep)
+    row = {**dict(cell), "sweep": sweep}
+    path = sweep_dir(results_dir, sweep) / TRIALS_DIR / f"s{study:04d}-t{row['trial']:06d}.parquet"
+    if not path.exists():
+        table = pa.Table.from_pylist([row], schema=CELL_SCHEMA)
+        _replace_atomically(path, lambda tmp: pq.write_table(table, tmp))
+    return path
+
+
 def sweep_files(results_dir: str | os.PathLike) -> tuple[list[str], list[dict[str, Any]]]:
-    """(the plans' cells.parquet paths, the sweep.json records) of every sweep in the store."""
+    """(the plans' cells.parquet and trial file paths, the sweep.json records) of every sweep in the store."""
     root = Path(results_dir) / SWEEPS_DIR
     plans, records = [], []
     if not root.is_dir():
@@ -100,6 +113,9 @@ def sweep_files(results_dir: str | os.PathLike) -> tuple[list[str], list[dict[st
         except (OSError, json.JSONDecodeError):
             continue  # being replaced right now, or damaged: the sweep's runs still show under their own labels
         plans.append(str(cells))
+        trials = Path(entry.path) / TRIALS_DIR
+        if trials.is_dir():
+            plans.extend(str(trials / name) for name in sorted(os.listdir(trials)) if name.endswith(".parquet"))
     return plans, records
 
 

@@ -27,9 +27,9 @@ from db.paths import check_run_id, data_shard_name, is_shard_name, parse_segment
 from db.schema import CONFIG_PREFIX, MANIFEST_SCHEMA, STATUS_SCHEMA, ensure_version_file
 from db.shard_io import publish, publish_exclusive
 
-# completed and diverged are results; failed (raised) and interrupted (stopped by a signal after a checkpoint)
-# are segments a sweep continues.
-STATUSES = ("completed", "diverged", "failed", "interrupted")
+# completed, diverged and pruned (a search trial its pruner stopped early) are results; failed (raised) and
+# interrupted (stopped by a signal after a checkpoint) are segments a sweep continues.
+STATUSES = ("completed", "diverged", "pruned", "failed", "interrupted")
 DEFAULT_FLUSH_ROWS = 200_000
 DEFAULT_FLUSH_SECONDS = 30.0
 

@@ -10,5 +10,6 @@ from experiments.ablation import Ablation
 from experiments.cell import Cell
 from experiments.expand import Plan, SweepError, expand
 from experiments.grid import Grid, grid, zip_
+from experiments.space import Choice, IntUniform, LogUniform, Uniform
 
-__all__ = ["Ablation", "Cell", "Grid", "Plan", "SweepError", "expand", "grid", "zip_"]
+__all__ = ["Ablation", "Cell", "Choice", "Grid", "IntUniform", "LogUniform", "Plan", "SweepError", "Uniform", "expand", "grid", "zip_"]

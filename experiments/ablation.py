@@ -11,6 +11,8 @@ from harness.config.model import ModelConfig
 from experiments.grid import Grid, grid as make_grid
 
 MATCHES = ("params", "flops")
+SAMPLERS = ("tpe", "random")
+PRUNERS = ("median", "none")
 SOLVES = ("d_ff", "d_model")
 BUDGETS = ("steps", "tokens", "flops")
 
@@ -27,7 +29,10 @@ class Ablation:
     `train`/`data`: TrainConfig/DataConfig field overrides for every cell; `seeds`: repeats (seed i of every
     arm sees the same data order); `lrs`: every arm at each LR; `match`: 'params' or 'flops' resizes each arm
     (solving `solve`) to the base's count; `budget`: {'steps'|'tokens'|'flops': N} per cell; `baseline`: a
-    partial dict naming the arm the analysis compares against (default: the base arm, else the first)."""
+    partial dict naming the arm the analysis compares against (default: the base arm, else the first).
+    `tune`: {field: LogUniform/Uniform/IntUniform/Choice} makes each arm an Optuna search of `trials` trials
+    (`sampler` 'tpe' or 'random', `pruner` 'median' or 'none'), one study per arm, or per arm and seed with
+    `tune_per_seed=True`."""
 
     name: str
     question: str
@@ -42,6 +47,11 @@ class Ablation:
     solve: str = "d_ff"
     budget: Mapping[str, int] | None = None
     baseline: Mapping[str, Any] | None = None
+    tune: Mapping[str, Any] | None = None
+    trials: int = 16
+    sampler: str = "tpe"
+    pruner: str = "median"
+    tune_per_seed: bool = False
 
     def __post_init__(self) -> None:
         from db.sweeps import SWEEP_NAME_PATTERN
@@ -77,9 +87,31 @@ class Ablation:
             value = getattr(self, name)
             if value is not None and not isinstance(value, Mapping):
                 _fail(self.name, f"{name} must be a dict of field values, not {type(value).__name__}")
+        self._check_search()
         if self.exclude is not None and not callable(self.exclude):
             if not isinstance(self.exclude, (list, tuple)) or not all(isinstance(e, Mapping) for e in self.exclude):
                 _fail(self.name, "exclude must be a predicate (point → bool) or a list of partial dicts")
+
+    def _check_search(self) -> None:
+        from experiments.space import SPACES
+
+        if self.tune is None:
+            return
+        if not isinstance(self.tune, Mapping) or not self.tune:
+            _fail(self.name, "tune must be a non-empty dict of field → LogUniform/Uniform/IntUniform/Choice")
+        for field_name, space in self.tune.items():
+            if not isinstance(space, SPACES):
+                _fail(self.name, f"tune[{field_name!r}]={space!r} must be LogUniform, Uniform, IntUniform or Choice")
+        if isinstance(self.trials, bool) or not isinstance(self.trials, int) or self.trials < 1:
+            _fail(self.name, f"trials={self.trials!r} must be an integer ≥ 1")
+        if self.sampler not in SAMPLERS:
+            _fail(self.name, f"sampler={self.sampler!r} must be one of {', '.join(map(repr, SAMPLERS))}")
+        if self.pruner not in PRUNERS:
+            _fail(self.name, f"pruner={self.pruner!r} must be one of {', '.join(map(repr, PRUNERS))}")
+        if "lr" in self.tune and self.lrs is not None:
+            _fail(self.name, "lr is both tuned and swept (lrs=); give one")
+        if self.seeds > 1 and not self.tune_per_seed:
+            _fail(self.name, f"seeds={self.seeds} with tune: set tune_per_seed=True for one study per arm and seed")
 
     def excludes(self, point: Mapping[str, Any]) -> bool:
         """Whether the grid point (its switch values plus `lr`) is left out of the sweep."""

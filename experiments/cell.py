@@ -32,8 +32,8 @@ class Cell:
 
     @property
     def label(self) -> str:
-        """`arm lr=… seed=…` for displays and messages."""
-        return f"{self.arm} lr={self.lr:g} seed={self.seed}"
+        """`arm lr=… seed=…` (and `trial=…`) for displays and messages."""
+        return f"{self.arm} lr={self.lr:g} seed={self.seed}" + ("" if self.trial is None else f" trial={self.trial}")
 
     def plan_row(self) -> dict[str, Any]:
         """The cell as a row of `db.write_sweep`'s plan."""

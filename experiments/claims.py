@@ -143,10 +143,11 @@ def try_claim(results_dir: Path, run_id: str, *, worker: str, sweep: str | None,
 
 
 class Heartbeat:
-    """Refreshes a claim every `every` seconds from a daemon thread, with the cell's current step."""
+    """Refreshes a claim every `every` seconds from a daemon thread, with the cell's current step. A failing
+    beat (a filesystem or database hiccup) is skipped; a long outage makes the claim stale, as it should."""
 
-    def __init__(self, claim: Claim, every: float, steps: int) -> None:
-        self.claim, self.every, self.steps = claim, every, steps
+    def __init__(self, claim: Claim, every: float, steps: int, also=None) -> None:
+        self.claim, self.every, self.steps, self.also = claim, every, steps, also  # also(): e.g. Optuna's heartbeat
         self.step: int | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"heartbeat-{claim.run_id}", daemon=True)
@@ -155,7 +156,9 @@ class Heartbeat:
         while not self._stop.wait(self.every):
             try:
                 self.claim.beat(self.step, self.steps)
-            except OSError:  # a filesystem hiccup: the next beat tries again; a long one makes the claim stale
+                if self.also is not None:
+                    self.also()
+            except Exception:  # the next beat tries again
                 pass
 
     def __enter__(self) -> "Heartbeat":

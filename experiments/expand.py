@@ -17,6 +17,7 @@ from harness.train.keys import run_key
 from experiments.ablation import Ablation
 from experiments.cell import Cell
 from experiments.naming import BASE_ARM, arm_name
+from experiments.study import Study
 
 CONFIGS = (ModelConfig, TrainConfig, DataConfig)
 OWNERS = {name: cls for cls in CONFIGS for name in cls.field_names()}
@@ -30,13 +31,15 @@ class SweepError(ConfigError):
 
 @dataclass(frozen=True)
 class Plan:
-    """The expanded sweep: its cells in order, its arms, the baseline arm and the grid's axes."""
+    """The expanded sweep: its cells in order (or, for a search, one study per arm and no fixed cells), its
+    arms, the baseline arm and the grid's axes."""
 
     ablation: Ablation
     cells: tuple[Cell, ...]
     arms: tuple[str, ...]
     baseline: str
     axes: tuple[str, ...]
+    studies: tuple[Study, ...] = ()
 
     @property
     def name(self) -> str:
@@ -44,7 +47,15 @@ class Plan:
 
     def meta(self, source: str | None = None) -> dict[str, Any]:
         """The sweep's description for `db.write_sweep`."""
-        return {"question": self.ablation.question, "baseline": self.baseline, "axes": list(self.axes), "source": source}
+        meta = {"question": self.ablation.question, "baseline": self.baseline, "axes": list(self.axes), "source": source}
+        if self.studies:
+            meta |= {"studies": [study.record() for study in self.studies], "trials": self.ablation.trials}
+        return meta
+
+    @property
+    def plan_cells(self) -> tuple[Cell, ...]:
+        """The cells to store as the plan: none for a search, whose trials are recorded as they start."""
+        return () if self.studies else self.cells
 
 
 def _split(ablation: Ablation, values: Mapping[str, Any], where: str) -> dict[type, dict[str, Any]]:
@@ -200,4 +211,24 @@ def expand(
         _report(ablation, problems, n_total)
     if not cells:
         raise SweepError(f"ablation {ablation.name!r}: exclude= leaves no cell to run.")
-    return Plan(ablation, tuple(cells), tuple(arms), _baseline(ablation, arms), ablation.grid.axes)
+    studies = _studies(ablation, cells) if ablation.tune else ()
+    return Plan(ablation, tuple(cells), tuple(arms), _baseline(ablation, arms), ablation.grid.axes, studies)
+
+
+def _studies(ablation: Ablation, cells: list[Cell]) -> tuple[Study, ...]:
+    """One study per cell (arm × LR × seed, seeds only with tune_per_seed), every tuned range checked."""
+    _split(ablation, dict(ablation.tune), "tune=")
+    clash = [name for name in ablation.tune if name in ablation.grid.axes]
+    if clash:
+        raise SweepError(f"ablation {ablation.name!r}: {', '.join(clash)} is both a grid axis and tuned; give it once.")
+    studies = tuple(Study(i, cell, dict(ablation.tune), ablation.trials, ablation.sampler, ablation.pruner)
+                    for i, cell in enumerate(cells))
+    problems: dict[str, list[str]] = defaultdict(list)
+    for study in studies:
+        try:
+            study.check_bounds()
+        except ConfigError as err:
+            problems[str(err)].append(study.base.arm)
+    if problems:
+        _report(ablation, problems, len(studies))
+    return studies

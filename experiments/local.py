@@ -17,7 +17,7 @@ from typing import Callable
 import db
 from db.compact import compact
 from experiments.devices import worker_env, worker_slots
-from experiments.progress import CellRef, ProgressReader, render
+from experiments.progress import ProgressReader, render
 
 REFRESH_EVERY = 0.5
 MAX_RESPAWNS = 3  # per worker slot: a worker that keeps dying is a bug to read in its log, not to retry forever
@@ -75,11 +75,11 @@ class ReportWriter:
 class LocalSweep:
     """Start the workers, watch them and the store, stop them cleanly on a signal."""
 
-    def __init__(self, results_dir: Path, sweep: str, cells: list[CellRef], *, slots: list[str], retries: int,
-                 stale_after: float, progress: bool, report: Callable | None) -> None:
-        self.results_dir, self.sweep, self.cells = Path(results_dir), sweep, cells
-        self.slots, self.retries, self.stale_after = slots, retries, stale_after
-        self.reader = ProgressReader(self.results_dir, cells, retries, stale_after)
+    def __init__(self, results_dir: Path, sweep: str, *, slots: list[str], retries: int, stale_after: float,
+                 progress: bool, report: Callable | None, optuna_storage: str | None = None) -> None:
+        self.results_dir, self.sweep = Path(results_dir), sweep
+        self.slots, self.retries, self.stale_after, self.optuna_storage = slots, retries, stale_after, optuna_storage
+        self.reader = ProgressReader(self.results_dir, sweep, retries, stale_after)
         self.display = LiveDisplay(progress)
         self.report = ReportWriter(self.results_dir, sweep, report)
         self.logs = db.sweep_dir(self.results_dir, sweep) / "logs"
@@ -92,7 +92,7 @@ class LocalSweep:
         threads = max(1, (os.cpu_count() or 1) // max(1, sum(1 for s in self.slots if s == "cpu"))) if self.slots[i] == "cpu" else 1
         command = [sys.executable, "-m", "experiments.worker", "--results", str(self.results_dir), "--sweep", self.sweep,
                    "--worker", f"w{i}", "--retries", str(self.retries), "--stale-after", str(self.stale_after),
-                   "--threads", str(threads)]
+                   "--threads", str(threads), *(["--optuna-storage", self.optuna_storage] if self.optuna_storage else [])]
         log = open(self.logs / f"w{i}.log", "a")
         return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 env=worker_env(self.slots[i], threads))
@@ -109,7 +109,7 @@ class LocalSweep:
         """Run until every cell is finished or a signal stops us; returns the command's exit code."""
         started = time.monotonic()
         done_at_start = self.reader.read().done
-        if done_at_start == len(self.cells):
+        if done_at_start == self.reader.total:
             return self._finish(trained=False)  # nothing to train: no worker (and no torch import) at all
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
@@ -172,10 +172,10 @@ class LocalSweep:
         return 1 if progress.failed else 0
 
 
-def run_local(results_dir: Path, sweep: str, cells: list[CellRef], *, devices: list[str], workers: int | None,
-              per_device: int, retries: int, stale_after: float, progress: bool = True,
-              report: Callable | None = None) -> int:
+def run_local(results_dir: Path, sweep: str, *, devices: list[str], workers: int | None, per_device: int,
+              retries: int, stale_after: float, progress: bool = True, report: Callable | None = None,
+              optuna_storage: str | None = None) -> int:
     """Run a stored sweep plan on this machine; see `LocalSweep`."""
     slots = worker_slots(devices, workers, per_device)
-    return LocalSweep(results_dir, sweep, cells, slots=slots, retries=retries, stale_after=stale_after,
-                      progress=progress, report=report).run()
+    return LocalSweep(results_dir, sweep, slots=slots, retries=retries, stale_after=stale_after, progress=progress,
+                      report=report, optuna_storage=optuna_storage).run()

@@ -3,6 +3,7 @@ a sweep that runs elsewhere exactly as its own live display does)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,15 +44,37 @@ class SweepProgress:
 
 def cell_refs(plan_table) -> list[CellRef]:
     """CellRefs of a stored plan (`db.read_plan`)."""
-    rows = plan_table.select(["cell", "run_id", "arm", "lr", "seed"]).to_pylist()
-    return [CellRef(r["cell"], r["run_id"], f"{r['arm']} lr={r['lr']:g} seed={r['seed']}") for r in rows]
+    rows = plan_table.select(["cell", "run_id", "arm", "lr", "seed", "trial"]).to_pylist()
+    return [CellRef(r["trial"] if r["cell"] is None else r["cell"], r["run_id"],
+                    f"{r['arm']} lr={r['lr']:g} seed={r['seed']}" + ("" if r["trial"] is None else f" trial={r['trial']}"))
+            for r in rows]
+
+
+def stored_cells(results_dir: Path, sweep: str) -> tuple[list[CellRef], int]:
+    """(the sweep's cells so far: plan cells and the trials started, the number it will have in all)."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = db.sweep_dir(results_dir, sweep)
+    meta = json.loads((folder / "sweep.json").read_text())
+    tables = [db.read_plan(results_dir, sweep)]
+    trials = folder / "trials"
+    if trials.is_dir():
+        tables += [pq.read_table(trials / name) for name in sorted(os.listdir(trials)) if name.endswith(".parquet")]
+    refs = cell_refs(pa.concat_tables(tables))
+    expected = len(refs) if not meta.get("studies") else len(meta["studies"]) * meta["trials"]
+    return refs, expected
 
 
 class ProgressReader:
-    """Reads a sweep's progress; finished cells are remembered, so polling costs only the unfinished ones."""
+    """Reads a sweep's progress; finished cells are remembered, so polling costs only the unfinished ones.
+    A search's cells (its trials) appear as they start, so they are listed again at each read."""
 
-    def __init__(self, results_dir: Path, cells: list[CellRef], retries: int, stale_after: float = DEFAULT_STALE_AFTER) -> None:
-        self.results_dir, self.cells, self.retries, self.stale_after = Path(results_dir), cells, retries, stale_after
+    def __init__(self, results_dir: Path, sweep: str, retries: int, stale_after: float = DEFAULT_STALE_AFTER) -> None:
+        self.results_dir, self.sweep, self.retries, self.stale_after = Path(results_dir), sweep, retries, stale_after
+        self.cells, self.total = stored_cells(self.results_dir, sweep)
         self._final: dict[str, str] = {}
 
     def final_status(self, run_id: str) -> str | None:
@@ -65,7 +88,9 @@ class ProgressReader:
         return status
 
     def read(self) -> SweepProgress:
-        progress = SweepProgress(len(self.cells))
+        if len(self.cells) < self.total:
+            self.cells, self.total = stored_cells(self.results_dir, self.sweep)
+        progress = SweepProgress(self.total)
         for cell in self.cells:
             status = self.final_status(cell.run_id)
             if status is None:
@@ -73,6 +98,7 @@ class ProgressReader:
                 if claim is not None and not claim.stale(self.stale_after):
                     progress.running.append((cell, claim))
                 continue
+            status = "completed" if status == "pruned" else status  # a pruned trial is a finished result
             setattr(progress, status, getattr(progress, status) + 1)
             if status == "failed":
                 progress.failed_cells.append(cell)

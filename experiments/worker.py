@@ -15,6 +15,7 @@ import socket
 import sys
 import time
 import traceback
+from dataclasses import replace
 from pathlib import Path
 
 import db
@@ -22,7 +23,7 @@ from experiments.cell import Cell
 from experiments.claims import Claim, Heartbeat, try_claim
 from experiments.progress import DEFAULT_STALE_AFTER
 
-HEARTBEAT_EVERY = 5.0
+HEARTBEAT_EVERY = 2.0  # seconds; also how fresh the live display's step counts are
 POLL_EVERY = 1.0
 
 
@@ -57,12 +58,28 @@ class _StepReporter:
 class Worker:
     """The claim loop over one sweep's plan."""
 
-    def __init__(self, results_dir: Path, sweep: str, name: str, retries: int, stale_after: float) -> None:
+    def __init__(self, results_dir: Path, sweep: str, name: str, retries: int, stale_after: float,
+                 optuna_storage: str | None = None) -> None:
         self.results_dir, self.sweep, self.name = Path(results_dir), sweep, name
         self.retries, self.stale_after = retries, stale_after
         self.cells = [Cell.from_plan_row(row) for row in db.read_plan(results_dir, sweep).to_pylist()]
+        self.searches = self._searches(optuna_storage)
         self._finished: set[str] = set()
         self._prepared: dict[tuple[str, int], object] = {}
+
+    def _searches(self, optuna_storage: str | None) -> list:
+        """A StudyRunner per study of the sweep (none for a plain grid)."""
+        import json
+
+        from experiments.study import Study
+
+        records = json.loads((db.sweep_dir(self.results_dir, self.sweep) / "sweep.json").read_text()).get("studies") or []
+        if not records:
+            return []
+        from experiments.search import StudyRunner, storage
+
+        store = storage(optuna_storage or default_storage(self.results_dir), self.retries, self.stale_after)
+        return [StudyRunner(self.results_dir, self.sweep, Study.from_record(r), store, self.name) for r in records]
 
     def _needs_work(self, cell: Cell) -> bool:
         if cell.run_id in self._finished:
@@ -81,7 +98,7 @@ class Worker:
             self._prepared[key] = prepare(cell.data, cell.model.vocab_size)
         return self._prepared[key]
 
-    def _train(self, cell: Cell, claim: Claim):
+    def _train(self, cell: Cell, claim: Claim, callbacks=(), also=None):
         """Train the claimed cell; returns the outcome, or None when it raised (stored as a failed segment)."""
         from harness.train.run import RunSpec, check_run_inputs, train_run
 
@@ -89,23 +106,24 @@ class Worker:
         spec = RunSpec(cell.model, cell.train, cell.data, self.results_dir, cell.run_id, resume=state.exists,
                        sweep=self.sweep, arm=cell.arm)
         how = "resuming" if state.exists else "starting"
-        _log(self.name, f"{how} cell {cell.index} {cell.label} ({cell.run_id})")
-        with Heartbeat(claim, HEARTBEAT_EVERY, cell.train.steps) as heartbeat:
+        _log(self.name, f"{how} {cell.label} ({cell.run_id})")
+        with Heartbeat(claim, HEARTBEAT_EVERY, cell.train.steps, also) as heartbeat:
             try:
                 prepared = self._data(cell)
                 check_run_inputs(prepared, cell.train)
-                outcome = train_run(spec, prepared, extra_loggers=[_StepReporter.make(heartbeat)], progress=False)
+                outcome = train_run(spec, prepared, extra_loggers=[_StepReporter.make(heartbeat)], progress=False,
+                                    extra_callbacks=callbacks)
             except Exception as error:  # a crash of this cell is data about the infrastructure: store it, retry
                 self._record_failure(cell, state, error)
                 return None
-        _log(self.name, f"cell {cell.index} {outcome.status}")
+        _log(self.name, f"{cell.label}: {outcome.status}")
         return outcome
 
     def _record_failure(self, cell: Cell, before: db.RunState, error: Exception) -> None:
         """Make sure the attempt counts as a failed segment with its traceback, even when it raised before the
         run's writer opened (bad data, a device error at set-up)."""
         text = traceback.format_exc()
-        _log(self.name, f"cell {cell.index} raised {type(error).__name__}: {error}\n{text}")
+        _log(self.name, f"{cell.label} raised {type(error).__name__}: {error}\n{text}")
         after = db.run_state(self.results_dir, cell.run_id)
         if after.failures > before.failures:
             return
@@ -143,10 +161,71 @@ class Worker:
                     trained = True
                     break  # back to the top: plan order, and cells freed meanwhile come first
                 if not trained:
+                    searched = self._search_once()
+                    if searched == "stopped":
+                        return 128 + (stop_requested() or 15)
+                    trained, waiting = searched == "trained", waiting or searched == "waiting"
+                if not trained:
                     if not waiting:
                         _log(self.name, "no cell left")
                         return 0
                     time.sleep(POLL_EVERY)
+
+
+    def _search_once(self) -> str:
+        """Run one trial of the first study that has room: 'trained', 'waiting' (others hold the rest),
+        'stopped' (a signal stopped the trial) or 'idle' (every study is done)."""
+        from experiments.pruning import PruneOnValidation
+
+        waiting = False
+        for runner in self.searches:
+            state = runner.state()
+            if state != "open":
+                waiting = waiting or state == "busy"
+                continue
+            trial = runner.ask()
+            if trial is None:
+                waiting = True
+                continue
+            from harness.train.keys import run_key
+
+            model, train, data = runner.study.configs(trial.params)
+            base = runner.study.base
+            cell = replace(base, index=trial.number, model=model, train=train, data=data, lr=train.lr,
+                           run_id=run_key(model, train, data), trial=trial.number,
+                           arm_values={**base.arm_values, **trial.params})
+            runner.record(trial, cell.run_id)
+            outcome = self._train_trial(runner, trial, cell, PruneOnValidation(trial))
+            if outcome == "stopped":
+                return "stopped"
+            return "trained"
+        return "waiting" if waiting else "idle"
+
+    def _train_trial(self, runner, trial, cell: Cell, pruning) -> str:
+        """Train (or adopt, when identical configs already ran) one trial and tell the study its value."""
+        while True:
+            if db.run_state(self.results_dir, cell.run_id).result is not None:
+                runner.tell(trial, None, cell.run_id)  # these exact configs already ran: reuse the result
+                return "told"
+            claim = try_claim(self.results_dir, cell.run_id, worker=self.name, sweep=self.sweep, stale_after=self.stale_after)
+            if claim is not None:
+                break
+            runner.heartbeat(trial)
+            time.sleep(POLL_EVERY)  # the same configs are training elsewhere: wait for their result
+        label = f"trial {trial.number} of {runner.study.name(self.sweep)} {trial.params}"
+        outcome = self._train(cell, claim, callbacks=[pruning], also=lambda: runner.heartbeat(trial))
+        if outcome is not None and outcome.interrupted is not None:
+            return "stopped"  # the trial stays RUNNING; its heartbeat stops, so it is failed and re-queued
+        runner.tell(trial, None if outcome is None else outcome.status, cell.run_id)
+        if outcome is None and db.run_state(self.results_dir, cell.run_id).failures <= self.retries:
+            runner.optuna_study.enqueue_trial(trial.params)  # raised: try the same configs again
+        _log(self.name, f"{label}: told")
+        return "told"
+
+
+def default_storage(results_dir: Path) -> str:
+    """Optuna's storage for one machine: an SQLite file in the results directory."""
+    return f"sqlite:///{Path(results_dir).resolve() / 'optuna.db'}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,12 +236,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--retries", type=int, default=1)
     parser.add_argument("--stale-after", type=float, default=DEFAULT_STALE_AFTER)
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument("--optuna-storage", help="SQLAlchemy URL of the searches' Optuna storage (default: SQLite in the results dir)")
     args = parser.parse_args(argv)
     if args.threads:
         import torch
 
         torch.set_num_threads(args.threads)
-    return Worker(args.results, args.sweep, args.worker, args.retries, args.stale_after).run()
+    return Worker(args.results, args.sweep, args.worker, args.retries, args.stale_after, args.optuna_storage).run()
 
 
 if __name__ == "__main__":

@@ -32,6 +32,9 @@ def register(subparsers) -> None:
     parser.add_argument("--status", action="store_true", help="show the progress of this sweep from the store and exit")
     parser.add_argument("--no-progress", action="store_true", help="no live display (batch jobs)")
     parser.add_argument("--no-report", action="store_true", help="do not rewrite the HTML report as cells finish")
+    parser.add_argument("--optuna-storage", metavar="URL",
+                        help="SQLAlchemy URL of the Optuna storage of `tune=` searches (default: sqlite:///<results>/optuna.db; "
+                        "PostgreSQL on a cluster)")
     parser.set_defaults(handler=sweep)
 
 
@@ -68,6 +71,10 @@ def plan_sweep(args):
     plan = expand(ablation, preset=args.preset, steps=args.steps, seeds=args.seeds, overrides=overrides)
     results_dir = Path(db.resolve_results_dir(args.results))
     check_results_dir(results_dir)
+    if plan.studies and args.optuna_storage and not (args.dry_run or args.status):
+        from experiments.search import check_storage
+
+        check_storage(args.optuna_storage)
     return plan, source, results_dir
 
 
@@ -75,7 +82,6 @@ def sweep(args: argparse.Namespace) -> int:
     """Validate everything, then list (--dry-run), report (--status) or run the sweep."""
     import db
     from experiments.devices import parse_devices
-    from experiments.progress import cell_refs
 
     plan, source, results_dir = plan_sweep(args)
     devices = parse_devices(args.devices)
@@ -88,14 +94,17 @@ def sweep(args: argparse.Namespace) -> int:
         return 0
     from experiments.local import run_local
 
-    db.write_sweep(results_dir, plan.name, plan.meta(source), [c.plan_row() for c in plan.cells])
-    cells = cell_refs(db.read_plan(results_dir, plan.name))
-    finished = sum(1 for c in plan.cells if db.run_state(results_dir, c.run_id).result)
-    print(f"harness sweep: {plan.name}: {len(plan.cells)} cells ({finished} already finished) × "
-          f"{len(plan.arms)} arms → {results_dir}", file=sys.stderr)
-    code = run_local(results_dir, plan.name, cells, devices=devices, workers=args.workers, per_device=args.per_device,
+    db.write_sweep(results_dir, plan.name, plan.meta(source), [c.plan_row() for c in plan.plan_cells])
+    if plan.studies:
+        print(f"harness sweep: {plan.name}: {len(plan.studies)} searches of {plan.ablation.trials} trials "
+              f"({plan.ablation.sampler}, pruner {plan.ablation.pruner}) → {results_dir}", file=sys.stderr)
+    else:
+        finished = sum(1 for c in plan.cells if db.run_state(results_dir, c.run_id).result)
+        print(f"harness sweep: {plan.name}: {len(plan.cells)} cells ({finished} already finished) × "
+              f"{len(plan.arms)} arms → {results_dir}", file=sys.stderr)
+    code = run_local(results_dir, plan.name, devices=devices, workers=args.workers, per_device=args.per_device,
                      retries=args.retries, stale_after=args.stale_after, progress=not args.no_progress,
-                     report=None if args.no_report else _report_writer())
+                     report=None if args.no_report else _report_writer(), optuna_storage=args.optuna_storage)
     print(closing_lines(results_dir, plan.name))
     return code
 
@@ -126,13 +135,12 @@ def show_status(results_dir: Path, sweep: str, retries: int, stale_after: float)
     """Print a sweep's progress from the store (it may be running on other machines)."""
     import db
     from harness.config.base import ConfigError
-    from experiments.progress import ProgressReader, cell_refs, render
+    from experiments.progress import ProgressReader, render
 
     try:
-        table = db.read_plan(results_dir, sweep)
+        progress = ProgressReader(results_dir, sweep, retries, stale_after).read()
     except db.DbError as err:
         raise ConfigError(str(err)) from None
-    progress = ProgressReader(results_dir, cell_refs(table), retries, stale_after).read()
     print("\n".join(render(sweep, progress)))
     for cell in progress.failed_cells:
         print(f"  failed: cell {cell.index} {cell.label} ({cell.run_id}); logs under {db.sweep_dir(results_dir, sweep) / 'logs'}/")

@@ -49,6 +49,11 @@ def print_dry_run(plan, results_dir: Path, workers: int) -> None:
         rows.append([cell.index, cell.arm, f"{cell.lr:g}", cell.seed, cell.run_id, cell.params,
                      f"{cell.flops_per_token:.3g}", cell.train.steps, residual, finished or "no"])
     print(render_table(["cell", "arm", "lr", "seed", "key", "params", "flops/token", "steps", "matched residual", "done"], rows))
+    if plan.studies:
+        space = ", ".join(plan.ablation.tune)
+        print(f"\nsearches: each row above is the base of one Optuna study of {plan.ablation.trials} trials over {space}; "
+              f"the estimate below counts the trials.")
+        seconds *= plan.ablation.trials
     basis = "measured from this store's finished runs" if rate else f"assuming {DEFAULT_FLOPS_PER_SECOND:.0e} FLOP/s per worker"
     print(f"\n{plan.name}: {len(plan.cells)} cells, {len(plan.arms)} arms, baseline {plan.baseline!r}; {done} already "
           f"finished. Estimated time with {workers} worker(s): {_duration(seconds / workers)} ({basis}).")

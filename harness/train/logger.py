@@ -46,6 +46,7 @@ class ResultsLogger(Logger):
         self.resume_from_step = resume_from_step
         self.diverged_at_step: int | None = None
         self.interrupted_at_step: int | None = None  # set by StopOnRequest once its checkpoint is written
+        self.pruned_at_step: int | None = None  # set by a search's pruning callback: a result, stopped early
         self.summary: dict[str, Any] = {}
         self._writer: RunWriter | None = None
 
@@ -106,6 +107,8 @@ class ResultsLogger(Logger):
             return
         if self.diverged_at_step is not None:
             self._writer.close("diverged", diverged_at_step=self.diverged_at_step, summary=self.summary)
+        elif self.pruned_at_step is not None:
+            self._writer.close("pruned", summary={**self.summary, "pruned_at_step": self.pruned_at_step})
         elif self.interrupted_at_step is not None:
             self._writer.close("interrupted", summary={**self.summary, "interrupted_at_step": self.interrupted_at_step})
         elif status in ("success", "finished"):

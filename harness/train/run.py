@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import torch
-from lightning.pytorch import Trainer, seed_everything
+from lightning.pytorch import Callback, Trainer, seed_everything
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.loggers import Logger
 from lightning.pytorch.plugins.environments import LightningEnvironment, SLURMEnvironment
@@ -71,7 +71,7 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """How a run ended: status (completed | diverged | interrupted), its closing summary, where checkpoints are,
+    """How a run ended: status (completed | diverged | pruned | interrupted), its closing summary, where checkpoints are,
     and for an interrupted run the signal and the step of its stop checkpoint."""
 
     run_id: str
@@ -141,6 +141,10 @@ def quiet_lightning() -> None:
         ".*LeafSpec.*",  # a torch deprecation inside Lightning's own pytree helper
     ):
         warnings.filterwarnings("ignore", message=message)
+    if not os.environ.get(SLURM_BACKEND_ENV):
+        # Lightning probes for SLURM when resolving ckpt_path even with our environment plugin, and hints at
+        # `srun` on every run once SLURM is installed; outside our SLURM backend the hint is noise.
+        warnings.filterwarnings("ignore", message=".*The `srun` command is available on your system but is not used.*")
 
 
 @contextmanager
@@ -166,7 +170,10 @@ def process_flags(train: TrainConfig, device: str) -> Iterator[None]:
             torch.set_flush_denormal(False)
 
 
-def train_run(spec: RunSpec, data: PreparedData, extra_loggers: Sequence[Logger] = (), progress: bool = True) -> RunOutcome:
+def train_run(
+    spec: RunSpec, data: PreparedData, extra_loggers: Sequence[Logger] = (), progress: bool = True,
+    extra_callbacks: Sequence[Callback] = (),
+) -> RunOutcome:
     """Train (or, with `spec.resume`, continue) one arm; a divergence is an outcome, not an exception, and so
     is a stop requested by SIGINT/SIGTERM (status `interrupted`, after a checkpoint at the current step)."""
     quiet_lightning()
@@ -188,7 +195,7 @@ def train_run(spec: RunSpec, data: PreparedData, extra_loggers: Sequence[Logger]
         params=calc.params(model_cfg), flops_per_token=calc.flops_per_token(model_cfg, train.seq_len),
         resume_from_step=start_step,
     )
-    callbacks = telemetry_callbacks(train, model_cfg)
+    callbacks = [*telemetry_callbacks(train, model_cfg), *extra_callbacks]  # extras see this step's telemetry
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     data.tokenizer.save(str(ckpt_dir / TOKENIZER))  # `harness sample` decodes with exactly this tokenizer
     with process_flags(train, device), stop_on_signals():
@@ -198,5 +205,6 @@ def train_run(spec: RunSpec, data: PreparedData, extra_loggers: Sequence[Logger]
         except RunInterrupted as stop:
             clear_stop_request()  # handled: the caller sees it in the outcome; a next run must not stop at once
             return RunOutcome(spec.run_id, "interrupted", {"steps": stop.step}, ckpt_dir, stop)
-    summary = callbacks[-1].summary
-    return RunOutcome(spec.run_id, summary["status"], summary, ckpt_dir)
+    summary = next(c for c in callbacks if isinstance(c, RunSummary)).summary
+    status = "pruned" if results.pruned_at_step is not None else summary["status"]
+    return RunOutcome(spec.run_id, status, summary, ckpt_dir)

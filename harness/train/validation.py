@@ -23,7 +23,7 @@ class ValidationLoss(Callback):
         self.val_every = val_every
         self.val_seqs = val_seqs
         self.last_val_loss: float | None = None
-        self._last_step = -1
+        self.last_step = -1  # the step last evaluated (a search's pruner reports only fresh values)
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         if pl_module.finished_step_values() is not None and trainer.global_step % self.val_every == 0:
@@ -35,9 +35,9 @@ class ValidationLoss(Callback):
     @torch.no_grad()
     def _evaluate(self, trainer, pl_module) -> None:
         step = trainer.global_step
-        if step == self._last_step:
+        if step == self.last_step:
             return
-        self._last_step = step
+        self.last_step = step
         total, windows = torch.zeros((), device=pl_module.device), 0
         with trainer.precision_plugin.forward_context():
             for input_ids, targets in trainer.datamodule.val_dataloader():

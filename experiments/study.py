@@ -1,0 +1,80 @@
+"""`Study`: one arm's Optuna search (per seed, if asked). Its base configs are the arm's resolved cell; each
+trial applies the sampled values on top and becomes an ordinary run whose key is its configs' hash."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from harness.config.base import ConfigError
+from harness.config.data import DataConfig
+from harness.config.model import ModelConfig
+from harness.config.train import TrainConfig
+from experiments.cell import Cell
+from experiments.space import Choice, IntUniform, LogUniform, Uniform
+
+CONFIGS = (ModelConfig, TrainConfig, DataConfig)
+_KINDS = {cls.__name__: cls for cls in (Uniform, LogUniform, IntUniform, Choice)}
+
+
+def space_to_json(space) -> dict[str, Any]:
+    if isinstance(space, Choice):
+        return {"kind": "Choice", "values": list(space.values)}
+    return {"kind": type(space).__name__, "low": space.low, "high": space.high}
+
+
+def space_from_json(record: Mapping[str, Any]):
+    if record["kind"] == "Choice":
+        return Choice(record["values"])
+    return _KINDS[record["kind"]](record["low"], record["high"])
+
+
+@dataclass(frozen=True)
+class Study:
+    """The search of one arm: base cell, the space, and how to sample."""
+
+    index: int
+    base: Cell
+    space: dict[str, Any]
+    trials: int
+    sampler: str
+    pruner: str
+
+    def name(self, sweep: str) -> str:
+        """The Optuna study name: unique per sweep, arm, LR and seed."""
+        return f"{sweep}:{self.base.arm}:lr={self.base.lr:g}:seed={self.base.seed}"
+
+    def configs(self, params: Mapping[str, Any]) -> tuple[ModelConfig, TrainConfig, DataConfig]:
+        """The base configs with the sampled values applied (and validated)."""
+        owners = {name: cls for cls in CONFIGS for name in cls.field_names()}
+        model, train, data = self.base.model, self.base.train, self.base.data
+        by_cls = {cls: {k: v for k, v in params.items() if owners[k] is cls} for cls in CONFIGS}
+        return model.replace(**by_cls[ModelConfig]), train.replace(**by_cls[TrainConfig]), data.replace(**by_cls[DataConfig])
+
+    def check_bounds(self) -> None:
+        """Build the configs at every bound of every tuned field, so a bad range fails before the search."""
+        from harness.cli.run_config import check_compatible
+
+        for field, space in self.space.items():
+            for value in space.bounds:
+                try:
+                    model, train, _ = self.configs({field: value})
+                    check_compatible(model, train)
+                except ConfigError as err:
+                    raise ConfigError(f"tune[{field!r}] reaches {value!r}: {err}") from None
+
+    def record(self) -> dict[str, Any]:
+        """The study as stored in sweep.json (so any worker can run its trials)."""
+        return {"index": self.index, "cell": self.base.plan_row(), "space": {k: space_to_json(v) for k, v in self.space.items()},
+                "trials": self.trials, "sampler": self.sampler, "pruner": self.pruner}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> "Study":
+        return cls(record["index"], Cell.from_plan_row(record["cell"]),
+                   {k: space_from_json(v) for k, v in record["space"].items()},
+                   record["trials"], record["sampler"], record["pruner"])
+
+    @staticmethod
+    def records_json(studies) -> str:
+        return json.dumps([s.record() for s in studies])
