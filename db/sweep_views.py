@@ -46,7 +46,7 @@ def _meta_table(con, records: list[dict]) -> None:
 
 
 def create_sweep_views(con, results_dir: str) -> None:
-    """Create `sweep_cells` and `sweeps` on a connection that already has the `runs` view."""
+    """Create `sweep_cells`, `sweeps` and `best_trials` on a connection that already has the `runs` view."""
     plans, records = sweep_files(results_dir)
     _plans_table(con, plans)
     _meta_table(con, records)
@@ -76,4 +76,13 @@ def create_sweep_views(con, results_dir: str) -> None:
             any_value(m.created_at) AS created_at
         FROM sweep_cells c LEFT JOIN _sweep_meta m USING (sweep)
         GROUP BY c.sweep ORDER BY c.sweep
+    """)
+    con.execute("""
+        CREATE VIEW best_trials AS
+        SELECT c.sweep, c.arm, c.seed, arg_min(c.trial, r.final_val_loss) AS trial,
+            arg_min(c.run_id, r.final_val_loss) AS run_id, arg_min(c.arm_values, r.final_val_loss) AS params,
+            min(r.final_val_loss) AS final_val_loss, count(*) AS trials
+        FROM sweep_cells c JOIN runs r USING (run_id)
+        WHERE c.trial IS NOT NULL AND r.status = 'completed'
+        GROUP BY c.sweep, c.arm, c.seed ORDER BY c.sweep, c.arm, c.seed
     """)

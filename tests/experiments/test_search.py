@@ -64,6 +64,8 @@ def test_two_workers_share_a_study_without_duplicates_and_a_diverged_trial_is_va
     (first_loss,) = con.execute("SELECT value FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step LIMIT 1",
                                 [diverged[3]]).fetchone()
     assert next(t.value for t in trials if t.params["lr"] == 50.0) == pytest.approx(first_loss)
+    best = min((t for t in trials if t.params["lr"] != 50.0), key=lambda t: t.value)
+    assert con.execute("SELECT trial, final_val_loss FROM best_trials").fetchone() == (best.number, pytest.approx(best.value))
 
 
 def test_a_sigkilled_trial_is_failed_by_its_heartbeat_and_retried_from_its_checkpoint(tmp_path, search_file):
