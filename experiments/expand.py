@@ -130,6 +130,16 @@ def _steps(ablation: Ablation, model: ModelConfig, train: TrainConfig, steps: in
     return result
 
 
+def _arm_configs(ablation: Ablation, parts: dict[type, dict[str, Any]], base_model: ModelConfig,
+                 base_train: TrainConfig, base_data: DataConfig, steps: int | None) -> tuple:
+    """(model, matched residual, train, data) of one arm: the grid point applied, matched and budgeted."""
+    model = base_model.replace(**parts[ModelConfig])
+    train = base_train.replace(**parts[TrainConfig])
+    model, residual = _matched(ablation, model, base_model, train.seq_len)
+    train = train.replace(steps=_steps(ablation, model, train, steps))
+    return model, residual, train, base_data.replace(**parts[DataConfig])
+
+
 def _baseline(ablation: Ablation, arms: dict[str, dict[str, Any]]) -> str:
     if ablation.baseline is None:
         return BASE_ARM if BASE_ARM in arms else next(iter(arms))
@@ -176,6 +186,7 @@ def expand(
     cells: list[Cell] = []
     arms: dict[str, dict[str, Any]] = {}
     by_key: dict[str, str] = {}
+    arm_configs: dict[str, tuple] = {}  # an arm's configs are resolved once, then shared by its LRs and seeds
     n_total = 0
     for point in points:
         name = arm_name(point, base_values)
@@ -187,11 +198,11 @@ def expand(
                 continue
             where = name if lr is None else f"{name} lr={lr:g}"
             try:
-                model = base_model.replace(**parts[ModelConfig])
-                train = base_train.replace(**parts[TrainConfig], **({} if lr is None else {"lr": lr}))
-                data = base_data.replace(**parts[DataConfig])
-                model, residual = _matched(ablation, model, base_model, train.seq_len)
-                train = train.replace(steps=_steps(ablation, model, train, steps))
+                if name not in arm_configs:
+                    arm_configs[name] = _arm_configs(ablation, parts, base_model, base_train, base_data, steps)
+                model, residual, train, data = arm_configs[name]
+                if lr is not None:
+                    train = train.replace(lr=lr)
                 check_compatible(model, train)
             except ConfigError as err:
                 problems[str(err)].append(where)

@@ -4,6 +4,7 @@ an estimate of the sweep's time."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from harness.cli.table import render_table
@@ -39,8 +40,10 @@ def print_dry_run(plan, results_dir: Path, workers: int) -> None:
 
     rows, seconds, done = [], 0.0, 0
     rate = measured_rate(results_dir) if results_dir.is_dir() else None
+    runs = results_dir / "runs"
+    stored = set(os.listdir(runs)) if runs.is_dir() else set()  # one listing, not a lookup per cell
     for cell in plan.cells:
-        finished = db.run_state(results_dir, cell.run_id).result
+        finished = db.run_state(results_dir, cell.run_id).result if cell.run_id in stored else None
         done += finished is not None
         tokens = cell.train.steps * cell.train.tokens_per_step
         if finished is None:

@@ -161,11 +161,20 @@ class ConfigBase:
         defaults = _default_dict(type(self))
         return {name: value for name, value in self.to_dict().items() if name not in defaults or defaults[name] != value}
 
+    def hashed_fields(self) -> dict[str, Any]:
+        """What the content hash covers: the changed fields (a config may leave out ones that change no result)."""
+        return self.changed_fields()
+
     def content_hash(self) -> str:
         """Stable 16-hex-digit hash of the fields that differ from the defaults: equal configs, equal keys, and a
-        later version that adds a field at its default leaves every existing key (every stored run id) alone."""
-        canonical = json.dumps({"type": type(self).__name__, **self.changed_fields()}, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+        later version that adds a field at its default leaves every existing key (every stored run id) alone.
+        Computed once per (immutable) instance: a sweep hashes each arm's configs for every one of its cells."""
+        cached = self.__dict__.get("_content_hash")
+        if cached is None:
+            canonical = json.dumps({"type": type(self).__name__, **self.hashed_fields()}, sort_keys=True, separators=(",", ":"))
+            cached = hashlib.sha256(canonical.encode()).hexdigest()[:16]
+            object.__setattr__(self, "_content_hash", cached)
+        return cached
 
 
 @functools.cache

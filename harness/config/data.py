@@ -8,6 +8,7 @@ The tokenizer's vocabulary size is `ModelConfig.vocab_size`, so it is not repeat
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from harness.config.base import ConfigBase, check, check_int
 
@@ -42,6 +43,6 @@ class DataConfig(ConfigBase):
         check_int(name, "max_chars", self.max_chars, allow_none=True)
         check_int(name, "tokenizer_train_chars", self.tokenizer_train_chars)
 
-    def content_hash(self) -> str:
-        """As `ConfigBase.content_hash`, but blind to `cache_dir`: where the cache lives changes no token."""
-        return ConfigBase.content_hash(self.replace(cache_dir=None))
+    def hashed_fields(self) -> dict[str, Any]:
+        """The content hash is blind to `cache_dir`: where the cache lives changes no token."""
+        return {name: value for name, value in self.changed_fields().items() if name != "cache_dir"}

@@ -1,0 +1,111 @@
+"""Sweep benchmarks: a 24-cell tiny sweep with 2 local workers, the fixed cost of a cell in a warm worker,
+and `--dry-run` of a 10,800-cell grid.
+
+    python benchmarks/bench_sweep.py [--dir /tmp/bench_sweep] [--steps 60] [--workers 2]
+
+The 24 cells (2 QK-norm × 2 soft-cap settings × 3 LRs × 2 seeds of `tiny`, 8 × 64 tokens a step) train on
+../shared/data/tinyshakespeare.txt, whose tokenizer and token cache are built before the clock starts.
+Reported: the sweep's wall time (launch to exit) against the sum of the cells' own training times (first
+step to status, from the store) divided by the workers; per cell, claim → first step and status → the same
+worker's next claim; and the wall time of `harness sweep … --dry-run` (a fresh process) for 10,800 cells.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "tinyshakespeare.txt"
+
+SWEEP = '''
+from experiments import Ablation, grid
+
+ablation = Ablation(
+    "bench", "How fast is a 24-cell sweep?", base="tiny",
+    grid=grid(qk_norm=["none", "rmsnorm"], attn_softcap=[None, 50.0]), lrs=[1e-3, 3e-3, 1e-2], seeds=2,
+    train=dict(steps={steps}, batch_size=8, seq_len=64, warmup_steps=10, val_every={steps}, val_seqs=32,
+               probe_every=25, checkpoint_every={steps}),
+    data=dict(source={source!r}, cache_dir={cache!r}),
+)
+'''
+
+BIG = '''
+from experiments import Ablation, grid
+
+ablation = Ablation(
+    "big", "Does a 10,800-cell grid list in under 2 s?", base="tiny",
+    grid=grid(d_model=list(range(32, 32 + 16 * 25, 16)), n_layers=[1, 2, 3, 4], mlp=["swiglu", "gelu", "relu", "geglu"],
+              qk_norm=["none", "rmsnorm", "layernorm"]),
+    lrs=[1e-3, 3e-3, 1e-2], seeds=3,
+)
+'''
+
+
+def cell_times(results: Path) -> list[dict]:
+    """Per cell: claim time, first step, finish time and worker, from the claims and the store."""
+    import db
+
+    con = db.connect(results)
+    rows = con.execute("SELECT run_id, summary, finished_at FROM runs WHERE status IN ('completed', 'diverged')").fetchall()
+    cells = []
+    for run_id, summary, finished in rows:
+        claim = json.loads((results / "claims" / run_id / "0").read_text())
+        cells.append({"run_id": run_id, "worker": claim["worker"], "claimed": claim["claimed_at"],
+                      "first_step": json.loads(summary)["first_step_at"], "finished": finished.timestamp()})
+    return cells
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/bench_sweep"))
+    parser.add_argument("--steps", type=int, default=150)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    shutil.rmtree(args.dir, ignore_errors=True)
+    args.dir.mkdir(parents=True)
+    cache = args.dir / "cache"
+    (args.dir / "bench.py").write_text(SWEEP.format(steps=args.steps, source=str(CORPUS), cache=str(cache)))
+    (args.dir / "big.py").write_text(BIG)
+
+    from harness.config import DataConfig
+    from harness.data import prepare
+
+    prepare(DataConfig(source=str(CORPUS), cache_dir=str(cache)), 1024)  # the tiny preset's vocabulary
+
+    results = args.dir / "results"
+    command = [sys.executable, "-m", "harness.cli.main", "sweep", str(args.dir / "bench.py"), "--results", str(results),
+               "--workers", str(args.workers), "--no-report", "--no-progress"]
+    started = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+
+    cells = cell_times(results)
+    own = [c["finished"] - c["first_step"] for c in cells]
+    to_first_step = [c["first_step"] - c["claimed"] for c in cells]
+    to_next_claim = []
+    for worker in {c["worker"] for c in cells}:
+        mine = sorted((c for c in cells if c["worker"] == worker), key=lambda c: c["claimed"])
+        to_next_claim += [b["claimed"] - a["finished"] for a, b in zip(mine, mine[1:])]
+    ideal = sum(own) / args.workers
+    print(f"cells {len(cells)}, workers {args.workers}, steps {args.steps}")
+    print(f"wall {wall:.1f} s; sum of cells' own training times / workers {ideal:.1f} s; ratio {wall / ideal:.3f} (target ≤ 1.15)")
+    print(f"claim → first step: median {statistics.median(to_first_step):.2f} s, max {max(to_first_step):.2f} s "
+          f"(the first cell of each worker includes its torch/Lightning import and data load)")
+    warm = sorted(to_first_step)[: len(cells) - args.workers]
+    print(f"claim → first step, warm workers (all but each worker's first cell): median {statistics.median(warm):.2f} s, max {max(warm):.2f} s (target ≤ 1)")
+    print(f"status → next claim: median {statistics.median(to_next_claim):.2f} s, max {max(to_next_claim):.2f} s (target ≤ 1)")
+
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "harness.cli.main", "sweep", str(args.dir / "big.py"), "--results",
+                    str(args.dir / "empty"), "--dry-run"], check=True, stdout=subprocess.DEVNULL)
+    print(f"--dry-run of 10,800 cells: {time.perf_counter() - started:.2f} s (target < 2)")
+
+
+if __name__ == "__main__":
+    main()
