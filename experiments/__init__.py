@@ -10,6 +10,7 @@ from experiments.ablation import Ablation
 from experiments.cell import Cell
 from experiments.expand import Plan, SweepError, expand
 from experiments.grid import Grid, grid, zip_
+from experiments.slurm import SlurmLauncher
 from experiments.space import Choice, IntUniform, LogUniform, Uniform
 
-__all__ = ["Ablation", "Cell", "Choice", "Grid", "IntUniform", "LogUniform", "Plan", "SweepError", "Uniform", "expand", "grid", "zip_"]
+__all__ = ["Ablation", "Cell", "Choice", "Grid", "IntUniform", "LogUniform", "Plan", "SlurmLauncher", "SweepError", "Uniform", "expand", "grid", "zip_"]

@@ -1,5 +1,8 @@
-"""Which device each local worker sees: one visible GPU per worker (`CUDA_VISIBLE_DEVICES`), K workers per
-GPU to pack tiny proxies, or CPU workers sharing the cores."""
+"""Which device each worker sees, local or SLURM alike: one visible GPU per worker (`CUDA_VISIBLE_DEVICES`),
+K workers per GPU to pack tiny proxies, or CPU workers sharing the cores.
+
+The GPUs to choose from are the ones this process may use: the entries of `CUDA_VISIBLE_DEVICES` when it is
+set (SLURM sets it to the allocation's GPUs; a user may narrow it), else every GPU nvidia-smi lists."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from harness.config.base import ConfigError
 _CUDA = re.compile(r"^cuda:(\d+)$")
 
 
-def _visible_gpus() -> int:
+def _nvidia_smi_gpus() -> int:
     """GPUs this machine shows, without importing torch (nvidia-smi), 0 when none."""
     import shutil
     import subprocess
@@ -25,19 +28,33 @@ def _visible_gpus() -> int:
     return sum(1 for line in out.splitlines() if line.startswith("GPU "))
 
 
+def visible_gpus() -> list[str]:
+    """The `CUDA_VISIBLE_DEVICES` entries of the GPUs this process may use (indices or UUIDs), in order.
+    nvidia-smi ignores that variable, so it is read first: a SLURM task on GPU 3 must not pick GPU 0."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [entry.strip() for entry in visible.split(",") if entry.strip() and entry.strip() != "-1"]
+    return [str(i) for i in range(_nvidia_smi_gpus())]
+
+
 def parse_devices(spec: str) -> list[str]:
-    """'auto' (every GPU, else the CPU), 'cpu', or 'cuda:0,cuda:1' → device names ('cpu' or GPU indices)."""
+    """'auto' (every visible GPU, else the CPU), 'cpu', or 'cuda:0,cuda:1' (the first and second visible GPU)
+    → device names: 'cpu' or `CUDA_VISIBLE_DEVICES` entries."""
     if spec == "auto":
-        n = _visible_gpus()
-        return [str(i) for i in range(n)] or ["cpu"]
+        return visible_gpus() or ["cpu"]
     if spec == "cpu":
         return ["cpu"]
+    gpus = visible_gpus()
     devices = []
     for part in spec.split(","):
         match = _CUDA.match(part.strip())
         if not match:
             raise ConfigError(f"--devices {spec!r} is invalid: use auto, cpu, or a list like cuda:0,cuda:1.")
-        devices.append(match.group(1))
+        index = int(match.group(1))
+        if index >= len(gpus):
+            raise ConfigError(f"--devices {spec!r} is invalid: cuda:{index} is not visible here "
+                              f"({len(gpus)} GPU{'s' if len(gpus) != 1 else ''} visible).")
+        devices.append(gpus[index])
     return devices
 
 

@@ -7,6 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from harness.cli.sweep_slurm import add_slurm_options
+
 
 def register(subparsers) -> None:
     """Add `harness sweep` to the CLI."""
@@ -23,7 +25,8 @@ def register(subparsers) -> None:
                         help="set a ModelConfig/TrainConfig/DataConfig field of the base (repeatable)")
     parser.add_argument("--workers", type=int, metavar="N", help="worker processes (default: 1 on CPU, one per GPU slot)")
     parser.add_argument("--devices", default="auto", metavar="auto|cpu|cuda:0,cuda:1", help="where workers run (default: auto)")
-    parser.add_argument("--per-device", type=int, default=1, metavar="K", help="workers sharing one GPU (tiny proxies)")
+    parser.add_argument("--per-device", "--tasks-per-gpu", dest="per_device", type=int, default=1, metavar="K",
+                        help="workers sharing one GPU (tiny proxies), local or SLURM")
     parser.add_argument("--retries", type=int, default=1, metavar="N", help="retries of a cell that raised before it is stored as failed (default 1)")
     parser.add_argument("--stale-after", type=float, default=60.0, metavar="S",
                         help="seconds without a heartbeat after which another worker takes a cell over (default 60)")
@@ -35,6 +38,7 @@ def register(subparsers) -> None:
     parser.add_argument("--optuna-storage", metavar="URL",
                         help="SQLAlchemy URL of the Optuna storage of `tune=` searches (default: sqlite:///<results>/optuna.db; "
                         "PostgreSQL on a cluster)")
+    add_slurm_options(parser)
     parser.set_defaults(handler=sweep)
 
 
@@ -82,9 +86,11 @@ def sweep(args: argparse.Namespace) -> int:
     """Validate everything, then list (--dry-run), report (--status) or run the sweep."""
     import db
     from experiments.devices import parse_devices
+    from harness.cli.sweep_slurm import slurm_launcher, submit
 
     plan, source, results_dir = plan_sweep(args)
     devices = parse_devices(args.devices)
+    launcher = slurm_launcher(args, results_dir, plan.name)  # None for local; SLURM refusals come before any write
     if args.status:
         return show_status(results_dir, plan.name, args.retries, args.stale_after)
     if args.dry_run:
@@ -102,6 +108,8 @@ def sweep(args: argparse.Namespace) -> int:
         finished = sum(1 for c in plan.cells if db.run_state(results_dir, c.run_id).result)
         print(f"harness sweep: {plan.name}: {len(plan.cells)} cells ({finished} already finished) × "
               f"{len(plan.arms)} arms → {results_dir}", file=sys.stderr)
+    if launcher is not None:
+        return submit(launcher, args, None if args.no_report else _report_writer())
     code = run_local(results_dir, plan.name, devices=devices, workers=args.workers, per_device=args.per_device,
                      retries=args.retries, stale_after=args.stale_after, progress=not args.no_progress,
                      report=None if args.no_report else _report_writer(), optuna_storage=args.optuna_storage)
@@ -136,6 +144,7 @@ def show_status(results_dir: Path, sweep: str, retries: int, stale_after: float)
     import db
     from harness.config.base import ConfigError
     from experiments.progress import ProgressReader, render
+    from experiments.slurm_logs import failed_cell_log
 
     try:
         progress = ProgressReader(results_dir, sweep, retries, stale_after).read()
@@ -143,5 +152,6 @@ def show_status(results_dir: Path, sweep: str, retries: int, stale_after: float)
         raise ConfigError(str(err)) from None
     print("\n".join(render(sweep, progress)))
     for cell in progress.failed_cells:
-        print(f"  failed: cell {cell.index} {cell.label} ({cell.run_id}); logs under {db.sweep_dir(results_dir, sweep) / 'logs'}/")
+        log = failed_cell_log(results_dir, cell.run_id) or f"under {db.sweep_dir(results_dir, sweep) / 'logs'}/"
+        print(f"  failed: cell {cell.index} {cell.label} ({cell.run_id}); log {log}")
     return 0

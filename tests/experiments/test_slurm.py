@@ -1,0 +1,178 @@
+"""The SLURM backend against a real one-node SLURM (slurm_cluster.py; installed and started here, never
+skipped): every cell exactly once, a worker preempted mid-cell requeues itself and its cell resumes from its
+checkpoint, a failed cell's SLURM log is shown, and bad input is one line before anything is submitted."""
+
+import re
+import subprocess
+import time
+
+import db
+import pytest
+
+from experiments import SlurmLauncher, expand
+from experiments.devices import parse_devices, visible_gpus, worker_slots
+from experiments.load import load_ablation
+from experiments.slurm import parse_time
+from experiments.slurm_logs import slurm_log, worker_name
+from harness.config.base import ConfigError
+from harness.train.checkpoints import last_checkpoint
+
+from .conftest import finished_segments, sweep_command, wait_for
+from .slurm_cluster import PARTITION, SlurmCluster
+
+
+@pytest.fixture(scope="module")
+def slurm():
+    cluster = SlurmCluster().start()
+    yield cluster
+    cluster.stop()
+
+
+def cell_ids(path):
+    return [c.run_id for c in expand(load_ablation(str(path))[0], overrides={"vocab_size": 512}).cells]
+
+
+def harness_sweep(slurm, path, results, *extra, timeout=180):
+    done = subprocess.run(sweep_command(path, results, "--backend", "slurm", *extra), env=slurm.env,
+                          capture_output=True, text=True, timeout=timeout)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_a_sweep_on_slurm_trains_every_cell_exactly_once(slurm, tmp_path, ablation_file):
+    path = ablation_file(seeds=2, steps=6)
+    ids, results = cell_ids(path), tmp_path / "results"
+    code, out, err = harness_sweep(slurm, path, results, "--workers", "2", "--wait", "--no-progress")
+    assert code == 0, err + slurm.log_tail()
+    jobs = out.split()
+    assert len(jobs) == 2 and all(re.fullmatch(r"\d+_[01]", j) for j in jobs)  # one array, two elements
+    for run_id in ids:
+        assert finished_segments(results, run_id) == ["completed"], run_id
+        assert len(db.run_state(results, run_id).segments) == 1
+    con = db.connect(results)
+    assert sorted(r for (r,) in con.execute("SELECT run_id FROM sweep_cells WHERE sweep = 't'").fetchall()) == sorted(ids)
+    from experiments.claims import current_claim
+
+    workers = {current_claim(results, r).worker for r in ids}
+    assert workers <= {worker_name(j, 0) for j in jobs} and all(slurm_log(results, w).exists() for w in workers)
+
+    code, out, err = harness_sweep(slurm, path, results, "--workers", "2")
+    assert code == 0 and "every cell is finished; nothing submitted" in err and out == ""
+
+
+def test_preempted_workers_requeue_and_their_cells_resume_from_their_checkpoints(slurm, tmp_path, ablation_file):
+    # one array element running two workers (SLURM tasks), as K workers share a GPU; both are mid-cell
+    path = ablation_file(name="p", steps=120, checkpoint_every=20)
+    ids, results = cell_ids(path), tmp_path / "results"
+    code, out, err = harness_sweep(slurm, path, results, "--workers", "1", "--tasks-per-gpu", "2")
+    assert code == 0, err
+    (job,) = out.split()
+    wait_for(lambda: all(last_checkpoint(results, r) is not None for r in ids), timeout=120)  # past a checkpoint
+    slurm.run("scancel", "--signal=USR2", job)  # what SLURM sends before a time limit; submitit's preemption signal
+    wait_for(lambda: all(db.run_state(results, r).result for r in ids) and job not in slurm.queue(), timeout=150)
+
+    con = db.connect(results)
+    for run_id in ids:
+        assert list(db.run_state(results, run_id).statuses.values()) == ["interrupted", "completed"]  # once each
+        (start,) = con.execute("SELECT max(start_step) FROM _manifests WHERE run_id = ?", [run_id]).fetchone()
+        assert 20 < start < 120  # resumed after the stop checkpoint, not from step 0 nor the periodic one
+        steps = [s for (s,) in con.execute("SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' "
+                                           "ORDER BY step", [run_id]).fetchall()]
+        assert steps == list(range(1, 121))  # no gap, no duplicate step
+    assert "Restarts=1" in slurm.run("scontrol", "show", "job", job).stdout  # SLURM requeued the same job, once
+    first, second = (slurm_log(results, worker_name(job, task)).read_text() for task in (0, 1))
+    assert "Requeued job" in first and "Requeued job" not in second  # task 0 requeued the element for both
+    assert first.count("Starting with JobEnvironment") == second.count("Starting with JobEnvironment") == 2
+
+
+def test_status_shows_the_slurm_log_of_a_failed_cell(slurm, tmp_path, ablation_file, capsys):
+    path = ablation_file(name="f")
+    results = tmp_path / "results"
+    # device=cuda passes expansion (torch-free) and fails in the worker on this CPU-only machine
+    code, out, err = harness_sweep(slurm, path, results, "--set", "device=cuda", "--retries", "0", "--wait",
+                                   "--no-progress")
+    assert code == 1, err
+    (job,) = out.split()
+    from harness.cli.main import main
+
+    assert main(["sweep", str(path), "--results", str(results), "--set", "vocab_size=512", "--set", "device=cuda",
+                 "--retries", "0", "--status"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "failed: cell" in line]
+    log = slurm_log(results, worker_name(job, 0))
+    assert len(lines) == 2 and all(line.endswith(f"log {log}") for line in lines)
+    assert "no CUDA device is visible" in log.read_text()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--backend", "slurm", "--partition", "gpu-nope"],
+     "--partition gpu-nope: SLURM says 'Partition gpu-nope not found'; partitions here: debug."),
+    (["--backend", "slurm", "--time", "90x"], "--time '90x' is invalid"),
+    (["--backend", "slurm", "--mem", "lots"], "--mem 'lots' is invalid"),
+    (["--backend", "slurm", "--devices", "cpu"], "--devices is for --backend local"),
+    (["--partition", PARTITION], "--partition needs --backend slurm."),
+    (["--wait"], "--wait needs --backend slurm."),
+])
+def test_bad_slurm_input_is_one_line_and_exit_2_before_anything_is_written(slurm, tmp_path, ablation_file, capsys,
+                                                                          monkeypatch, extra, message):
+    from harness.cli.main import main
+
+    monkeypatch.setenv("SLURM_CONF", str(slurm.conf))
+    results = tmp_path / "results"
+    code = main(["sweep", str(ablation_file()), "--results", str(results), "--no-report", *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("harness sweep: error:") and message in err and err.count("\n") == 1, err
+    assert not (results / "sweeps").exists() and not (results / "slurm").exists()
+
+
+def test_without_sbatch_the_slurm_backend_is_refused_before_anything_is_written(tmp_path, ablation_file, capsys,
+                                                                               monkeypatch):
+    from harness.cli.main import main
+
+    monkeypatch.setenv("PATH", str(tmp_path / "no-slurm-here"))
+    results = tmp_path / "results"
+    code = main(["sweep", str(ablation_file()), "--results", str(results), "--no-report", "--backend", "slurm"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "--backend slurm needs SLURM's sbatch on PATH; it is not there" in err
+    assert not (results / "sweeps").exists()
+
+
+def test_a_request_sbatch_refuses_is_one_line_and_exit_2(slurm, tmp_path, ablation_file, capsys, monkeypatch):
+    from harness.cli.main import main
+
+    monkeypatch.setenv("SLURM_CONF", str(slurm.conf))
+    results = tmp_path / "results"
+    code = main(["sweep", str(ablation_file()), "--results", str(results), "--no-report", "--set", "vocab_size=512",
+                 "--backend", "slurm", "--mem", "900G"])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2 and err[-1].startswith("harness sweep: error: sbatch refused the job: sbatch: error: "), err
+    assert "Requested node configuration is not available" in err[-1]
+    assert not (results / "runs").exists()  # no compute: only the plan was written
+
+
+@pytest.mark.parametrize("value, minutes", [("5", 5), (90, 90), ("10:30", 11), ("1:00:00", 60), ("2-0", 2880),
+                                            ("1-12:30", 2190), ("1-0:0:30", 1441)])
+def test_time_limits_in_slurm_formats(value, minutes):
+    assert parse_time(value) == minutes
+
+
+@pytest.mark.parametrize("value", ["0:30", "1h", "-5", ""])
+def test_bad_time_limits(value):
+    with pytest.raises(ConfigError, match="--time"):
+        parse_time(value)
+
+
+def test_placement_follows_the_visible_gpus_like_the_local_backend(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")  # what SLURM sets for an element holding GPUs 3 and 5
+    assert visible_gpus() == ["3", "5"] and parse_devices("auto") == ["3", "5"] and parse_devices("cuda:1") == ["5"]
+    assert worker_slots(visible_gpus(), None, 4) == ["3"] * 4 + ["5"] * 4  # task i of the element takes slot i
+    with pytest.raises(ConfigError, match="cuda:2 is not visible here"):
+        parse_devices("cuda:2")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert parse_devices("auto") == ["cpu"]
+
+
+def test_an_element_runs_k_workers_per_gpu_as_slurm_tasks(slurm, tmp_path):
+    launcher = SlurmLauncher(tmp_path, "s", workers=3, gpus_per_task=2, tasks_per_gpu=4, mem="32G", time="4:00:00")
+    parameters = launcher.executor().parameters
+    assert (parameters["ntasks_per_node"], parameters["gpus_per_node"], parameters["time"], parameters["mem"]) == \
+        (8, 2, 240, "32G")
+    assert SlurmLauncher(tmp_path, "s").tasks_per_element == 1
