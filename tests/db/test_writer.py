@@ -46,7 +46,7 @@ def test_close_records_status_and_divergence(results, write_run):
 
 def test_bad_status_names_the_valid_options(results):
     writer = db.RunWriter.open(results, "r1")
-    with pytest.raises(ValueError, match=r"status='done' is invalid; valid options: 'completed', 'diverged', 'failed'"):
+    with pytest.raises(ValueError, match=r"status='done' is invalid; valid options: 'completed', 'diverged', 'pruned', 'failed', 'interrupted'"):
         writer.close("done")
     with pytest.raises(ValueError, match="diverged_at_step=3 is only valid with status='diverged'"):
         writer.close("completed", diverged_at_step=3)
