@@ -85,6 +85,11 @@ def make_context(sweep: Sweep, metric: str, baseline: str | None = None, **optio
     return Context(sweep, metric, resolve_baseline(sweep, baseline), best_lr, **options)
 
 
+def shown(name: str) -> str:
+    """A user string as matplotlib text: a `$` would start mathtext (and a bad formula fails the figure)."""
+    return name.replace("$", r"\$")
+
+
 def arm_colors(arms: list[str], baseline: str) -> dict[str, tuple]:
     """The baseline gets the first colour, the other arms the next ones in name order."""
     ordered = [baseline] + [arm for arm in sorted(arms) if arm != baseline]
@@ -128,7 +133,7 @@ def draw_bands(ax, band: pd.DataFrame, ctx: Context, x: str = "step") -> None:
     """One line per arm with its seed band, in the arm's colour."""
     for arm, rows in band.groupby("arm"):
         rows = rows.sort_values(x)
-        ax.plot(rows[x], rows["mean"], color=ctx.colors[arm], label=arm, linewidth=1.5, marker="o" if len(rows) < FEW_POINTS else None)
+        ax.plot(rows[x], rows["mean"], color=ctx.colors[arm], label=shown(arm), linewidth=1.5, marker="o" if len(rows) < FEW_POINTS else None)
         ax.fill_between(rows[x], rows["low"], rows["high"], color=ctx.colors[arm], alpha=0.2, linewidth=0)
 
 

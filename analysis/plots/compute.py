@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analysis.plots.base import FEW_POINTS, Context, Plot, at_lr, legend, no_data, panels
+from analysis.plots.base import FEW_POINTS, Context, Plot, at_lr, legend, no_data, panels, shown
 
 AXES = (("flops", "training FLOPs", "log"), ("wall_seconds", "wall time (s, training steps only)", "linear"))
 
@@ -27,7 +27,7 @@ def figure(ctx: Context) -> Plot:
             continue
         mean = points.groupby(["arm", "step"])[["val_loss", column]].mean().reset_index()
         for arm, rows in mean.groupby("arm"):
-            ax.plot(rows[column], rows["val_loss"], color=ctx.colors[arm], label=arm, linewidth=1.5,
+            ax.plot(rows[column], rows["val_loss"], color=ctx.colors[arm], label=shown(arm), linewidth=1.5,
                     marker="o" if len(rows) < FEW_POINTS else None)
         ax.set(xscale=scale, xlabel=label, ylabel="validation loss")
     legend(fig, axes)

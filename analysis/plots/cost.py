@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from matplotlib.ticker import EngFormatter
 
-from analysis.plots.base import Context, Plot, panels
+from analysis.plots.base import Context, Plot, panels, shown
 
 SERIES = (("params", "parameters"), ("flops_per_token", "training FLOPs per token"))
 
@@ -17,7 +17,7 @@ def figure(ctx: Context) -> Plot:
     frame = frame.set_index("arm").reindex(list(ctx.colors)).reset_index()
     fig, axes = panels(len(SERIES), label_chars=max(map(len, ctx.colors)))
     for ax, (column, label) in zip(axes, SERIES):
-        ax.barh(frame["arm"], frame[column].fillna(0), color=[ctx.colors[a] for a in frame["arm"]])
+        ax.barh([shown(arm) for arm in frame["arm"]], frame[column].fillna(0), color=[ctx.colors[a] for a in frame["arm"]])
         ax.invert_yaxis()
         ax.xaxis.set_major_formatter(EngFormatter())
         ax.set(xlabel=label, title=label)

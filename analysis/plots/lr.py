@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analysis.facets import arm_values, facet_switch
-from analysis.plots.base import Context, Plot, legend, no_data, panels
+from analysis.plots.base import Context, Plot, legend, no_data, panels, shown
 from analysis.sensitivity import lr_curve
 
 
@@ -21,10 +21,10 @@ def figure(ctx: Context) -> Plot:
             continue
         for arm, points in rows.groupby("arm"):
             points = points.sort_values("lr")
-            ax.plot(points["lr"], points["loss"], marker="o", color=ctx.colors[arm], label=arm)
+            ax.plot(points["lr"], points["loss"], marker="o", color=ctx.colors[arm], label=shown(arm))
             hit = points[points["diverged"] > 0]
             ax.scatter(hit["lr"], hit["loss"], marker="x", s=80, color=ctx.colors[arm], zorder=3)
-        ax.set(xscale="log", xlabel="learning rate", ylabel=ctx.metric, title=f"{switch}={facet}" if facet is not None else None)
+        ax.set(xscale="log", xlabel="learning rate", ylabel=ctx.metric, title=shown(f"{switch}={facet}") if facet is not None else None)
     legend(fig, axes)
     caption = (f"Mean {ctx.metric} over each arm's finished seeds at each LR; a diverged run counts as the loss "
                "at initialization ℓ₀ (first training loss), and an × marks an LR where some seed diverged. "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analysis.plots.base import Context, Plot, legend, no_data, panels
+from analysis.plots.base import Context, Plot, legend, no_data, panels, shown
 
 MARKERS = {"loss_spike": ("o", "loss spike"), "grad_norm_spike": ("^", "grad-norm spike"), "diverged": ("X", "diverged")}
 
@@ -27,7 +27,7 @@ def figure(ctx: Context) -> Plot:
             style = {"marker": marker, "edgecolors": "black" if kind == "diverged" else "none", "s": 60 if kind == "diverged" else 25}
             ax.scatter(frame.loc[rows, "step"], y[rows], c=[ctx.colors[a] for a in frame.loc[rows, "arm"]], **style)
             ax.scatter([], [], color="0.35", label=label, **style)  # the legend's marker, in no arm's colour
-        ax.set_yticks(range(len(arms)), arms)
+        ax.set_yticks(range(len(arms)), [shown(arm) for arm in arms])
         ax.set(xlabel="step", ylim=(len(arms) - 0.3, -0.7))  # the baseline on top
         legend(fig, [ax])
     caption = "Each marker is one event of one run (all LRs); within an arm's row, seeds are spread vertically."

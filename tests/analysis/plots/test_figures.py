@@ -53,3 +53,14 @@ def test_a_sweep_without_probes_says_so_instead_of_a_blank_panel(tmp_path):
         texts = [t.get_text() for ax in plot.figure.axes for t in ax.texts]
         assert any(text.startswith("no ") for text in texts), name
         assert np.isfinite(_ink(plot.png()))
+
+
+def test_arm_names_are_plain_text_not_mathtext(tmp_path):
+    import synthetic
+
+    synthetic.write_planted(tmp_path, "math", {r"$\notacommand$": (0.0, 0.01, 2), "b": (0.1, 0.01, 2)}, steps=12, spikes=(3,))
+    context = make_context(load_sweep(tmp_path, "math"), "final_val_loss")
+    for name in FIGURES:
+        assert FIGURES[name](context).png().startswith(b"\x89PNG")  # a mathtext parse of the name would raise here
+    legend = FIGURES["curves"](context).figure.legends[0]
+    assert [t.get_text() for t in legend.get_texts()] == [r"\$\notacommand\$", "b"]  # drawn as the literal name
