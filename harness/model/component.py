@@ -41,6 +41,19 @@ class Component(nn.Module):
             initialize(self.get_parameter(name), param.init)
 
 
+class TorchLayerComponent(Component):
+    """A Component that is also a torch layer (nn.Embedding, nn.Linear; listed first among the bases). The
+    layer's constructor initializes it before the declaration exists: that first fill is torch's own, so the
+    random draws, and with them every seeded model's weights, stay what they were before components
+    declared their tensors; from then on `reset_parameters` follows the declaration."""
+
+    def reset_parameters(self) -> None:
+        if hasattr(self, "declared"):
+            Component.reset_parameters(self)
+        else:
+            super(Component, self).reset_parameters()  # the torch layer's (next after Component in the MRO)
+
+
 def declared_linear(params: Params, name: str) -> nn.Linear:
     """The nn.Linear that `params` declares as `name` (its shape, and a bias iff one is declared)."""
     fan_out, fan_in = params[f"{name}.weight"].shape

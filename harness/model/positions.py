@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
+from torch import nn
 
 from harness.config.model import ModelConfig
 from harness.model import registry
-from harness.model.component import Component
+from harness.model.component import Component, TorchLayerComponent
 from harness.model.spec.params import Params
 
 Rotation = tuple[torch.Tensor, torch.Tensor]  # (cos, sin), each (T, head_dim)
@@ -81,18 +81,18 @@ class RotaryPositions(Component):
         return f"head_dim={self.cfg.head_dim}, theta={self.cfg.rope_theta}, rope_type={self.cfg.rope_type}"
 
 
-class LearnedPositions(Component):
+class LearnedPositions(TorchLayerComponent, nn.Embedding):
     """A learned vector per absolute position, added to the token embeddings (`pos_emb.weight`)."""
 
     def __init__(self, cfg: ModelConfig, params: Params) -> None:
-        super().__init__()
+        super().__init__(*params["weight"].shape)
         self.declare(params)
 
     def forward(self, x: torch.Tensor, offset: int) -> tuple[torch.Tensor, None]:
         end = offset + x.shape[1]
-        if end > self.weight.shape[0]:
-            raise ValueError(f"position {end - 1} is beyond learned positions: max_seq_len={self.weight.shape[0]}")
-        return x + F.embedding(token_positions(x, offset), self.weight), None
+        if end > self.num_embeddings:
+            raise ValueError(f"position {end - 1} is beyond learned positions: max_seq_len={self.num_embeddings}")
+        return x + super().forward(token_positions(x, offset)), None
 
 
 class NoPositions(Component):

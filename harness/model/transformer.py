@@ -10,11 +10,13 @@ from harness.config.model import ModelConfig
 from harness.model import registry
 from harness.model.attention import Attention
 from harness.model.cache import KVCache
-from harness.model.component import Component, declared_linear
+from harness.model.component import Component
+from harness.model.embeddings import LMHead, TokenEmbedding
 from harness.model.moe import Experts, MixtureOfExperts
 from harness.model.softcap import soft_cap
 from harness.model.spec import attention as attention_spec
 from harness.model.spec import decoder as spec
+from harness.model.spec import embeddings as embeddings_spec
 from harness.model.spec import mlp as mlp_spec
 
 
@@ -48,7 +50,7 @@ def build_block(cfg: ModelConfig, layer: int) -> nn.Module:
     return registry.resolve(placement.module)(attn, build_mlp(cfg), norms)
 
 
-class Transformer(Component):
+class Transformer(nn.Module):
     """Decoder-only LM. `forward(input_ids (B, T), cache=None) -> logits (B, T, V)`.
 
     After each forward `aux_loss` holds the mean MoE load-balancing loss over layers (a 0 tensor when dense).
@@ -57,25 +59,23 @@ class Transformer(Component):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.cfg = cfg
-        head = spec.embeddings(cfg)
-        self.tok_emb = nn.Embedding(*head["tok_emb.weight"].shape)
+        self.tok_emb = TokenEmbedding(cfg, embeddings_spec.token_embedding(cfg))
         self.pos_emb = registry.POSITIONS[cfg.positions].build(cfg)
         self.layers = nn.ModuleList(build_block(cfg, i) for i in range(cfg.n_layers))
         final_norm = registry.NORM_POSITIONS[cfg.norm_position].final_norm
         self.final_norm = build_norm(cfg, cfg.d_model) if final_norm else nn.Identity()
-        self.lm_head = None if cfg.tie_embeddings else declared_linear(head, "lm_head")
-        self.declare(head)
+        self.lm_head = None if cfg.tie_embeddings else LMHead(cfg, embeddings_spec.lm_head(cfg))
         self.aux_loss = torch.zeros(())
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Every component initializes the tensors it declares (this one: the embedding and an untied head),
-        in module order; see `harness.model.spec.params` for the rules (normal(init_std), output projections
-        / sqrt(2·n_layers), zero biases, identity norms)."""
+        """Every component initializes the tensors it declares, in module order; see
+        `harness.model.spec.params` for the rules (normal(init_std), output projections / sqrt(2·n_layers),
+        zero biases, identity norms)."""
         declared: set[str] = set()
         for prefix, module in self.named_modules():
             if isinstance(module, Component):
-                Component.reset_parameters(module)
+                module.reset_parameters()
                 declared |= {f"{prefix}.{name}".removeprefix(".") for name in module.declared}
         # A tensor nobody declares would keep PyTorch's default init and be missing from calc: refuse it.
         undeclared = [name for name, _ in self.named_parameters() if name not in declared]

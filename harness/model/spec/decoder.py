@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 
 from harness.model import registry
 from harness.model.spec import attention as attention_spec
+from harness.model.spec import embeddings as embeddings_spec
 from harness.model.spec import mlp as mlp_spec
-from harness.model.spec.params import Param, Params, linear, prefixed, weight_init
+from harness.model.spec.params import Params, prefixed
 
 if TYPE_CHECKING:
     from harness.config.model import ModelConfig
@@ -57,14 +58,10 @@ def block(cfg: ModelConfig, layer: int) -> Params:
 
 
 def embeddings(cfg: ModelConfig) -> Params:
-    """The token table and an untied LM head, as the Transformer itself declares them. The logits are a
-    V×d matmul every token pays, charged to the table when tied."""
-    logits = cfg.vocab_size * cfg.d_model
-    table = Param((cfg.vocab_size, cfg.d_model), weight_init(cfg), logits if cfg.tie_embeddings else 0)
-    params = {"tok_emb.weight": table}
-    if not cfg.tie_embeddings:
-        params |= linear("lm_head", cfg.d_model, cfg.vocab_size, False, weight_init(cfg))
-    return params
+    """The token table and an untied LM head. The logits are a V×d matmul every token pays, charged to the
+    table when tied."""
+    params = prefixed("tok_emb", embeddings_spec.token_embedding(cfg))
+    return params if cfg.tie_embeddings else params | prefixed("lm_head", embeddings_spec.lm_head(cfg))
 
 
 def final_norm(cfg: ModelConfig) -> Params:
