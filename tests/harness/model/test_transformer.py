@@ -6,6 +6,7 @@ import torch
 
 from harness.config.model import ModelConfig
 from harness.model import build_model
+from harness.model.transformer import Transformer
 
 BASE = dict(vocab_size=50, d_model=32, n_layers=2, n_heads=4, max_seq_len=16)
 # The parameter-name table of docs/internals.md, as patterns (the HF import and calculator rely on it).
@@ -123,3 +124,37 @@ def test_compiles_without_graph_breaks(overrides):
     # The traced graph computes what eager does (for MoE: the slotted dispatch against the sorted one).
     compiled = torch.compile(model, backend="eager", fullgraph=True)
     torch.testing.assert_close(compiled(tokens), model(tokens), rtol=1e-5, atol=1e-5)
+
+
+def _pre_declaration_init(model, cfg):
+    """The init walk as it was before components declared their tensors (the oracle of the seeded stream):
+    module order, norms to identity, biases 0, everything else normal(init_std), then the scaled-init rule."""
+    with torch.no_grad():
+        for module in model.modules():
+            if "Norm" in type(module).__name__:
+                module.reset_parameters()
+                continue
+            for name, param in module.named_parameters(recurse=False):
+                param.zero_() if name == "bias" else param.normal_(0.0, cfg.init_std)
+        if cfg.scaled_init:
+            for name, param in model.named_parameters():
+                if name.endswith(("attn.o_proj.weight", "mlp.down_proj.weight", "mlp.experts.down_proj")):
+                    param.mul_(1 / math.sqrt(2 * cfg.n_layers))
+
+
+@pytest.mark.parametrize("overrides", [
+    {}, {"tie_embeddings": False, "positions": "learned", "norm": "layernorm", "bias": "all", "mlp": "gelu"},
+    {"n_experts": 3, "moe_top_k": 2, "attn_sinks": True, "qk_norm": "rmsnorm", "norm_position": "sandwich"},
+    {"norm_unit_offset": True, "norm_position": "parallel_two_norms", "n_kv_heads": 2, "scaled_init": False},
+], ids=["default", "gpt2-like", "moe-sinks-qknorm", "offset-neox"])
+def test_a_seed_gives_the_weights_it_gave_before_declarations(overrides, monkeypatch):
+    """Runs started before the refactor and after it draw the same initial weights for the same seed."""
+    cfg = ModelConfig(**BASE, **overrides)
+    torch.manual_seed(3)
+    ours = build_model(cfg)
+    monkeypatch.setattr(Transformer, "reset_parameters", lambda self: None)
+    torch.manual_seed(3)
+    legacy = build_model(cfg)  # the same construction draws, then the old walk
+    _pre_declaration_init(legacy, cfg)
+    for (name, mine), (_, theirs) in zip(ours.state_dict().items(), legacy.state_dict().items(), strict=True):
+        assert torch.equal(mine, theirs), name
