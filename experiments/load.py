@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import runpy
-import traceback
 from pathlib import Path
 
+from harness.cli.run_config import run_python_file
 from harness.config.base import ConfigError, closest
 from experiments.ablation import Ablation
 
@@ -31,13 +30,10 @@ def _the_ablation(namespace: dict, where: str) -> Ablation:
 
 def _run_file(path: Path) -> dict:
     try:
-        return runpy.run_path(str(path))
+        return run_python_file(path, str(path))
     except ConfigError as err:
-        raise ConfigError(f"{path}: {err}") from None
-    except Exception as err:
-        in_file = [f for f in traceback.extract_tb(err.__traceback__) if f.filename == str(path)]
-        where = f" line {in_file[-1].lineno}" if in_file else ""
-        raise ConfigError(f"{path}{where}: {type(err).__name__}: {err}") from None
+        message = str(err)
+        raise ConfigError(message if message.startswith(str(path)) else f"{path}: {message}") from None
 
 
 def load_ablation(name_or_path: str) -> tuple[Ablation, str]:

@@ -22,7 +22,7 @@ def load_config_file(path: Path) -> dict[str, Any]:
     """Run a Python config file; it must define `model` (ModelConfig) and may define `train` and `data`."""
     if not path.is_file():
         raise ConfigError(f"--config {str(path)!r}: no such file.")
-    namespace = _run_config_file(path)
+    namespace = run_python_file(path, f"--config {str(path)!r}")
     expected = {"model": ModelConfig, "train": TrainConfig, "data": DataConfig}
     if "model" not in namespace:
         raise ConfigError(f"--config {str(path)!r} defines no `model`; set model = ModelConfig(...) (or a preset).")
@@ -35,18 +35,19 @@ def load_config_file(path: Path) -> dict[str, Any]:
     return found
 
 
-def _run_config_file(path: Path) -> dict[str, Any]:
-    """The file's namespace; an error inside it (syntax, a raise) becomes one ConfigError line with its line number."""
+def run_python_file(path: Path, label: str) -> dict[str, Any]:
+    """The file's namespace; an error inside it (syntax, a raise) becomes one ConfigError line, starting with
+    `label`, with its line number (config files of `harness run`, ablation files of `harness sweep`)."""
     try:
         return runpy.run_path(str(path))
     except ConfigError:
         raise  # a config built in the file was invalid: the message already names field and value
     except SyntaxError as err:
-        raise ConfigError(f"--config {str(path)!r} line {err.lineno}: SyntaxError: {err.msg}.") from None
+        raise ConfigError(f"{label} line {err.lineno}: SyntaxError: {err.msg}.") from None
     except Exception as err:
         in_file = [frame for frame in traceback.extract_tb(err.__traceback__) if frame.filename == str(path)]
         where = f" line {in_file[-1].lineno}" if in_file else ""
-        raise ConfigError(f"--config {str(path)!r}{where}: {type(err).__name__}: {err}") from None
+        raise ConfigError(f"{label}{where}: {type(err).__name__}: {err}") from None
 
 
 def resolve_configs(
