@@ -2,7 +2,9 @@
 
 Only completed runs with a finite metric enter means and tests; diverged runs are counted in their own
 column (a divergence is a result, but it has no loss to average). Arms are paired with the baseline at the
-same LR on matched seeds (same seed = same data order). Lower is better.
+same LR on matched seeds (same seed = same data order). Lower is better. A searched arm (`tune=`) enters
+each seed with its best completed trial (the `best_trials` rule), at its study's LR, or with an empty LR
+when the search tunes the LR itself.
 
 Works on a `SweepSource` without pandas, so `harness compare` skips its import.
 """
@@ -60,22 +62,33 @@ def resolve_baseline(sweep: SweepSource, baseline: str | None) -> str:
     return chosen
 
 
+# A search trial's LR is its study's, unless the LR is one of the tuned parameters (then every trial has its own).
+CELLS_SQL = """
+SELECT arm, CASE WHEN trial IS NOT NULL AND json_extract(arm_values, '$.lr') IS NOT NULL THEN NULL ELSE lr END,
+    seed, trial IS NOT NULL, status, {metric}
+FROM sweep_runs WHERE status IN {finished}
+"""
+
+
 def _cells(sweep: SweepSource, metric: str) -> dict[tuple, dict]:
-    """(arm, lr) → {"seeds": {seed: [values of completed runs]}, "diverged": count}, over finished runs."""
-    cells = defaultdict(lambda: {"seeds": defaultdict(list), "diverged": 0})
-    for arm, lr, seed, status, value in sweep.rows(
-        f"SELECT arm, lr, seed, status, {quote_ident(metric)} FROM sweep_runs WHERE status IN {FINISHED}"
-    ):
+    """(arm, lr) → {"seeds": {seed: [values of completed runs]}, "diverged": count, "searched": bool}."""
+    cells = defaultdict(lambda: {"seeds": defaultdict(list), "diverged": 0, "searched": False})
+    for arm, lr, seed, trial, status, value in sweep.rows(CELLS_SQL.format(metric=quote_ident(metric), finished=FINISHED)):
         cell = cells[(arm, lr)]
+        cell["searched"] |= trial
         if status == "diverged":
             cell["diverged"] += 1
         elif value is not None and math.isfinite(value):
-            cell["seeds"][seed].append(float(value))  # a seed with several runs (search trials) averages them
+            cell["seeds"][seed].append(float(value))
     return cells
 
 
 def _per_seed(cell: dict | None) -> dict:
-    return {seed: float(np.mean(values)) for seed, values in (cell or {"seeds": {}})["seeds"].items()}
+    """seed → its value: a search's best trial, else the mean of the seed's runs (normally one)."""
+    if cell is None:
+        return {}
+    pick = min if cell["searched"] else np.mean
+    return {seed: float(pick(values)) for seed, values in cell["seeds"].items()}
 
 
 def compare(sweep: SweepSource, metric: str = METRIC, baseline: str | None = None, min_effect: float = MIN_EFFECT) -> list[dict]:

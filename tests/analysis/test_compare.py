@@ -82,3 +82,24 @@ def test_a_sweep_with_no_finished_runs_is_refused(tmp_path):
     synthetic.write_run(tmp_path, "r0", sweep="fresh", arm="a", seed=0, lr=1e-3, final=3.0, steps=5, status=None)
     with pytest.raises(AnalysisError, match=r"sweep 'fresh' has no finished runs yet \(0 of 1 cells; partial\)"):
         compare(load_sweep(tmp_path, "fresh"))
+
+
+def test_a_searched_arm_enters_with_its_best_trial_per_seed(tmp_path):
+    import db
+
+    cells = []
+    for seed in range(3):
+        synthetic.write_run(tmp_path, f"base-{seed}", sweep="search", arm="base", seed=seed, lr=1e-3, final=3.0 + 0.01 * seed, steps=12)
+        cells.append({"arm": "base", "lr": 1e-3, "seed": seed, "run_id": f"base-{seed}"})
+    db.write_sweep(tmp_path, "search", {"question": "?", "baseline": "base"}, cells)
+    for seed in range(3):
+        for trial, final in enumerate((3.5, 2.9 + 0.01 * seed, 3.2)):  # the middle trial is each seed's best
+            lr = 1e-3 * (trial + 1)
+            run_id = f"tuned-{seed}-{trial}"
+            synthetic.write_run(tmp_path, run_id, sweep="search", arm="tuned", seed=seed, lr=lr, final=final, steps=12)
+            db.write_trial(tmp_path, "search", seed, {"arm": "tuned", "lr": lr, "seed": seed, "trial": trial, "run_id": run_id,
+                                                      "arm_values": '{"lr": %r}' % lr})
+    table = comparison_frame(compare(load_sweep(tmp_path, "search"))).set_index("arm")
+    tuned = table.loc["tuned"]
+    assert pd.isna(tuned["lr"]) and tuned["n"] == 3  # the LR was tuned: one row, each seed's best trial
+    assert tuned["mean"] == pytest.approx(2.91)
