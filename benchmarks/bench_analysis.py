@@ -80,7 +80,7 @@ def main() -> None:
             runs = args.arms * args.lrs * args.seeds
             print(f"generate {runs} runs × {args.steps} steps ({rows:,} metric rows) through db.RunWriter: {time.perf_counter() - start:.1f} s")
         harness = [sys.executable, "-m", "harness.cli.main"]
-        for stage in ("before compact", "after compact"):
+        for stage in ("as found (--reuse)" if args.reuse else "before compact", "after compact"):
             if stage == "after compact":
                 subprocess.run([*harness, "db", "compact", "--results", str(results)], check=True, capture_output=True)
             report = timed([*harness, "report", SWEEP, "--results", str(results)], args.repeats)
