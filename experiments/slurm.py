@@ -118,8 +118,10 @@ class SlurmLauncher:
 
         task = SweepTask(self.results_dir, self.sweep, tasks_per_gpu=self.tasks_per_gpu, retries=self.retries,
                          stale_after=self.stale_after, worker_args=self.worker_args)
+        executor = self.executor()
         try:
-            jobs = self.executor().map_array(task, range(self.workers))
+            with executor.batch():  # one array of identical elements: SLURM's environment tells them apart
+                jobs = [executor.submit(task) for _ in range(self.workers)]
         except (FailedJobError, FailedSubmissionError) as error:
             lines = [line.strip() for line in str(error).splitlines() if "error" in line.lower()]
             raise ConfigError(f"sbatch refused the job: {lines[-1] if lines else str(error).strip()}") from None

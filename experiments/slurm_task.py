@@ -42,7 +42,7 @@ class SweepTask(submitit.helpers.Checkpointable):
         self.tasks_per_gpu, self.retries, self.stale_after = tasks_per_gpu, retries, stale_after
         self.worker_args = tuple(worker_args)
 
-    def __call__(self, element: int) -> int:
+    def __call__(self) -> int:
         """Run one worker until no cell is left (0), or stop it on a signal and, for submitit's, requeue."""
         env = submitit.JobEnvironment()
         name = worker_name(env.job_id, env.global_rank)
@@ -59,9 +59,11 @@ class SweepTask(submitit.helpers.Checkpointable):
         os.environ[SLURM_BACKEND_ENV] = "1"
         requeue = signal.getsignal(signal.SIGUSR2)  # submitit's: checkpoint() this callable, requeue, exit
         signal.signal(signal.SIGUSR2, lambda signum, frame: request_stop(signum))
-        code = self._work(name)
+        try:
+            code = self._work(name)
+        finally:
+            self._ended(env).touch()  # this task holds no cell any more
         if code == 128 + signal.SIGUSR2 and callable(requeue):
-            self._stopped(env).touch()
             if env.global_rank == 0:
                 self._wait_for_siblings(env)
             requeue(signal.SIGUSR2, None)  # task 0 requeues the element; for the others submitit does nothing
@@ -74,17 +76,18 @@ class SweepTask(submitit.helpers.Checkpointable):
                             "--retries", str(self.retries), "--stale-after", str(self.stale_after),
                             "--threads", str(_task_cpus()), *self.worker_args])
 
-    def _stopped(self, env, rank: int | None = None) -> Path:
-        """The file a task touches once its cell is checkpointed and released (one per start of the element)."""
+    def _ended(self, env, rank: int | None = None) -> Path:
+        """The file a task touches when its worker has returned (its cell checkpointed and released, or no
+        cell left for it); one per start of the element."""
         restart = os.environ.get("SLURM_RESTART_COUNT", "0")
         rank = env.global_rank if rank is None else rank
-        return slurm_dir(self.results_dir) / f"{env.job_id}_{rank}.stopped-{restart}"
+        return slurm_dir(self.results_dir) / f"{env.job_id}_{rank}.ended-{restart}"
 
     def _wait_for_siblings(self, env) -> None:
-        """Until every task of this element has stopped (submitit's requeue ends them all at once), at most
+        """Until every task of this element has ended (submitit's requeue ends them all at once), at most
         RELEASE_WAIT seconds: a sibling that cannot stop in time resumes from its last periodic checkpoint."""
         deadline = time.monotonic() + RELEASE_WAIT
         while time.monotonic() < deadline:
-            if all(self._stopped(env, rank).exists() for rank in range(env.num_tasks)):
+            if all(self._ended(env, rank).exists() for rank in range(env.num_tasks)):
                 return
             time.sleep(0.2)

@@ -61,7 +61,7 @@ def test_a_sweep_on_slurm_trains_every_cell_exactly_once(slurm, tmp_path, ablati
 
 def test_preempted_workers_requeue_and_their_cells_resume_from_their_checkpoints(slurm, tmp_path, ablation_file):
     # one array element running two workers (SLURM tasks), as K workers share a GPU; both are mid-cell
-    path = ablation_file(name="p", steps=120, checkpoint_every=20)
+    path = ablation_file(name="p", steps=200, checkpoint_every=20)
     ids, results = cell_ids(path), tmp_path / "results"
     code, out, err = harness_sweep(slurm, path, results, "--workers", "1", "--tasks-per-gpu", "2")
     assert code == 0, err
@@ -74,10 +74,10 @@ def test_preempted_workers_requeue_and_their_cells_resume_from_their_checkpoints
     for run_id in ids:
         assert list(db.run_state(results, run_id).statuses.values()) == ["interrupted", "completed"]  # once each
         (start,) = con.execute("SELECT max(start_step) FROM _manifests WHERE run_id = ?", [run_id]).fetchone()
-        assert 20 < start < 120  # resumed after the stop checkpoint, not from step 0 nor the periodic one
+        assert 20 < start < 200  # resumed after the stop checkpoint, not from step 0 nor the periodic one
         steps = [s for (s,) in con.execute("SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' "
                                            "ORDER BY step", [run_id]).fetchall()]
-        assert steps == list(range(1, 121))  # no gap, no duplicate step
+        assert steps == list(range(1, 201))  # no gap, no duplicate step
     assert "Restarts=1" in slurm.run("scontrol", "show", "job", job).stdout  # SLURM requeued the same job, once
     first, second = (slurm_log(results, worker_name(job, task)).read_text() for task in (0, 1))
     assert "Requeued job" in first and "Requeued job" not in second  # task 0 requeued the element for both
