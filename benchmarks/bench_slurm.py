@@ -87,8 +87,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    cluster = SlurmCluster().start()
+    cluster = SlurmCluster()
     try:
+        cluster.start()
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             source = _corpus(folder)

@@ -109,7 +109,10 @@ def sweep(args: argparse.Namespace) -> int:
         print(f"harness sweep: {plan.name}: {len(plan.cells)} cells ({finished} already finished) × "
               f"{len(plan.arms)} arms → {results_dir}", file=sys.stderr)
     if launcher is not None:
-        return submit(launcher, args, None if args.no_report else _report_writer())
+        code = submit(launcher, args, None if args.no_report else _report_writer())
+        if args.wait:
+            print(closing_lines(results_dir, plan.name))
+        return code
     code = run_local(results_dir, plan.name, devices=devices, workers=args.workers, per_device=args.per_device,
                      retries=args.retries, stale_after=args.stale_after, progress=not args.no_progress,
                      report=None if args.no_report else _report_writer(), optuna_storage=args.optuna_storage)

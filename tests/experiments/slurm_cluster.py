@@ -73,18 +73,23 @@ def _pid(path: Path) -> int | None:
         return None
 
 
+def _alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def _terminate(pid: int, timeout: float = 10.0) -> None:
     """SIGTERM a daemon we started and wait for it to go (the next start reuses nothing of it)."""
-    try:
-        os.kill(pid, 15)
-    except ProcessLookupError:
+    if not _alive(pid):
         return
+    os.kill(pid, 15)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
+    while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
 
 
@@ -138,7 +143,7 @@ class SlurmCluster:
 
     def stop(self) -> None:
         """Cancel every job, wait for them to leave the node, then stop the daemons we started."""
-        if self.conf.exists():
+        if _alive(_pid(self.root / "slurmctld.pid")):  # after a failed start the controller may not be up
             self.run("scancel", "--user", "root", check=False)
             deadline = time.monotonic() + 30
             while self.queue() and time.monotonic() < deadline:

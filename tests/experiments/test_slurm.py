@@ -4,7 +4,6 @@ checkpoint, a failed cell's SLURM log is shown, and bad input is one line before
 
 import re
 import subprocess
-import time
 
 import db
 import pytest
@@ -23,9 +22,11 @@ from .slurm_cluster import PARTITION, SlurmCluster
 
 @pytest.fixture(scope="module")
 def slurm():
-    cluster = SlurmCluster().start()
-    yield cluster
-    cluster.stop()
+    cluster = SlurmCluster()
+    try:
+        yield cluster.start()
+    finally:
+        cluster.stop()  # also after a failed start: the daemons that did start, and the temp dir
 
 
 def cell_ids(path):
