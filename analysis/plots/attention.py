@@ -21,7 +21,7 @@ def figure(ctx: Context) -> Plot:
     """)
     frame = at_lr(frame, ctx.top_lr)
     layers = sorted(frame["layer"].unique())[:MAX_PANELS] or [None]
-    fig, axes = panels(len(layers), ncols=min(4, len(layers)))
+    fig, axes = panels(len(layers), ncols=min(4, len(layers)), legend_chars=ctx.name_chars)
     for ax, layer in zip(axes, layers):
         if layer is None:
             no_data(ax, "attention logits")

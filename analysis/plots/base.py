@@ -27,7 +27,8 @@ PANEL = (4.2, 3.4)  # inches per panel, its labels included
 MARGIN = (1.0, 1.0)  # inches: left of the first column (y labels), above and below all rows (title, x labels)
 GAP = 1.1  # inches between panels of a row (the next panel's y labels)
 FEW_POINTS = 20  # a curve with fewer points gets markers (validation every few hundred steps, probes)
-LEGEND_WIDTH = 1.9  # inches right of the panels
+LEGEND_WIDTH = 1.9  # inches right of the panels, at least
+CHAR_WIDTH = 0.09  # inches per character of a label at the default font size
 DPI = 100
 
 
@@ -45,6 +46,11 @@ class Context:
 
     def __post_init__(self) -> None:
         self.colors = arm_colors(self.sweep.arms, self.baseline)
+
+    @property
+    def name_chars(self) -> int:
+        """Length of the longest arm name (legends and tick labels are sized to it)."""
+        return max(map(len, self.colors))
 
     @property
     def top_lr(self) -> dict[str, float]:
@@ -97,18 +103,19 @@ def arm_colors(arms: list[str], baseline: str) -> dict[str, tuple]:
     return dict(zip(ordered, palette))
 
 
-def panels(n: int = 1, ncols: int | None = None, label_chars: int = 0) -> tuple[Figure, list]:
+def panels(n: int = 1, ncols: int | None = None, label_chars: int = 0, legend_chars: int = 0) -> tuple[Figure, list]:
     """A figure with `n` seaborn-styled axes, `ncols` per row (default all in one row), and room on the right for
-    the legend. Margins are fixed in inches (matplotlib's constrained layout doubled the drawing time);
-    `label_chars` widens the left margin for y tick labels that long (arm names)."""
+    a legend of labels `legend_chars` long. Margins are fixed in inches (matplotlib's constrained layout
+    doubled the drawing time); `label_chars` widens the left margin for y tick labels that long (arm names)."""
     ncols = ncols or n
     nrows = -(-n // ncols)
-    left = max(MARGIN[0], 0.2 + 0.075 * label_chars)
-    width, height = left + PANEL[0] * ncols + LEGEND_WIDTH, MARGIN[1] + PANEL[1] * nrows
+    left = max(MARGIN[0], 0.2 + CHAR_WIDTH * label_chars)
+    right = max(LEGEND_WIDTH, 1.0 + CHAR_WIDTH * legend_chars)  # the line sample and gaps, then the text
+    width, height = left + PANEL[0] * ncols + right, MARGIN[1] + PANEL[1] * nrows
     with sns.axes_style(STYLE):
         figure = Figure(figsize=(width, height))
         axes = figure.subplots(nrows, ncols, squeeze=False).ravel().tolist()
-    figure.subplots_adjust(left=left / width, right=1 - LEGEND_WIDTH / width, bottom=0.6 / height, top=1 - 0.4 / height,
+    figure.subplots_adjust(left=left / width, right=1 - right / width, bottom=0.6 / height, top=1 - 0.4 / height,
                            wspace=GAP / (PANEL[0] - GAP), hspace=0.9 / (PANEL[1] - 0.9))
     for extra in axes[n:]:
         extra.set_visible(False)

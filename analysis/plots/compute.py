@@ -19,7 +19,7 @@ def figure(ctx: Context) -> Plot:
         WHERE r.status = 'completed' AND isfinite(v.value)
     """)
     frame = at_lr(frame, ctx.best_lr)
-    fig, axes = panels(len(AXES))
+    fig, axes = panels(len(AXES), legend_chars=ctx.name_chars)
     for ax, (column, label, scale) in zip(axes, AXES):
         points = frame[frame[column] > 0] if scale == "log" else frame
         if points.empty:

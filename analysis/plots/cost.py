@@ -15,7 +15,7 @@ def figure(ctx: Context) -> Plot:
         FROM sweep_runs GROUP BY arm ORDER BY arm
     """)
     frame = frame.set_index("arm").reindex(list(ctx.colors)).reset_index()
-    fig, axes = panels(len(SERIES), label_chars=max(map(len, ctx.colors)))
+    fig, axes = panels(len(SERIES), label_chars=ctx.name_chars)
     for ax, (column, label) in zip(axes, SERIES):
         ax.barh([shown(arm) for arm in frame["arm"]], frame[column].fillna(0), color=[ctx.colors[a] for a in frame["arm"]])
         ax.invert_yaxis()

@@ -10,7 +10,7 @@ SERIES = (("train_loss", "training loss"), ("val_loss", "validation loss"))
 
 def figure(ctx: Context) -> Plot:
     """Training and validation loss against step; `ctx.ema` smooths each run's training loss first."""
-    fig, axes = panels(len(SERIES))
+    fig, axes = panels(len(SERIES), legend_chars=ctx.name_chars)
     sql = []
     for ax, (name, label) in zip(axes, SERIES):
         frame, text = curve_frame(ctx.sweep, name)

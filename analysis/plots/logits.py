@@ -9,7 +9,7 @@ SERIES = (("output_logit_max_abs", "max |output logit|", "log"), ("output_log_z_
 
 
 def figure(ctx: Context) -> Plot:
-    fig, axes = panels(len(SERIES))
+    fig, axes = panels(len(SERIES), legend_chars=ctx.name_chars)
     sql = []
     for ax, (name, label, scale) in zip(axes, SERIES):
         frame, text = curve_frame(ctx.sweep, name, statuses=("completed", "diverged"))

@@ -13,7 +13,7 @@ def figure(ctx: Context) -> Plot:
     switch = facet_switch(ctx.sweep)
     values = arm_values(ctx.sweep, switch) if switch else None
     facets = sorted(values.unique()) if values is not None else [None]
-    fig, axes = panels(len(facets))
+    fig, axes = panels(len(facets), legend_chars=ctx.name_chars)
     for ax, facet in zip(axes, facets):
         rows = curve if facet is None else curve[curve["arm"].map(values) == facet]
         if rows["lr"].isna().all():

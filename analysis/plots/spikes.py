@@ -15,7 +15,7 @@ def figure(ctx: Context) -> Plot:
         WHERE e.kind IN ({kinds}) ORDER BY r.arm, e.step
     """)
     arms = list(ctx.colors)
-    fig, (ax,) = panels(1, label_chars=max(map(len, arms)))
+    fig, (ax,) = panels(1, label_chars=ctx.name_chars, legend_chars=max(len(label) for _, label in MARKERS.values()))
     if frame.empty:
         no_data(ax, "spikes or divergences")
     else:

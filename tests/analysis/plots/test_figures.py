@@ -3,6 +3,7 @@ import io
 import numpy as np
 import pytest
 from matplotlib import image
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from analysis.frames import load_sweep
 from analysis.plots import FIGURES, make_context
@@ -66,3 +67,21 @@ def test_arm_names_are_plain_text_not_mathtext(tmp_path):
     assert curves.png().startswith(b"\x89PNG")
     legend = curves.figure.legends[0]
     assert [t.get_text() for t in legend.get_texts()] == [r"\$\notacommand\$", "b"]  # drawn as the literal name
+
+
+def test_legends_and_arm_labels_fit_inside_the_figure(tmp_path):
+    import synthetic
+
+    long = "qk_norm=rmsnorm,attn_softcap=50,z_loss=0.0001"
+    synthetic.write_planted(tmp_path, "long", {long: (0.0, 0.01, 2), "base": (0.1, 0.01, 2)}, steps=12, spikes=(3,))
+    context = make_context(load_sweep(tmp_path, "long"), "final_val_loss", baseline="base")
+    for name in ("curves", "spikes", "cost"):
+        figure = FIGURES[name](context).figure
+        canvas = FigureCanvasAgg(figure)
+        canvas.draw()
+        renderer = canvas.get_renderer()
+        texts = [t for legend in figure.legends for t in legend.get_texts()]
+        texts += [label for ax in figure.axes for label in ax.get_yticklabels() if label.get_text()]
+        for text in texts:
+            extent = text.get_window_extent(renderer)
+            assert extent.x0 >= 0 and extent.x1 <= figure.bbox.x1, (name, text.get_text())
