@@ -44,7 +44,7 @@ def test_a_sweep_on_slurm_trains_every_cell_exactly_once(slurm, tmp_path, ablati
     ids, results = cell_ids(path), tmp_path / "results"
     code, out, err = harness_sweep(slurm, path, results, "--workers", "2", "--wait", "--no-progress")
     assert code == 0, err + slurm.log_tail()
-    jobs = out.split()
+    jobs = out.splitlines()[0].split()  # then the closing lines (results, report, query)
     assert len(jobs) == 2 and all(re.fullmatch(r"\d+_[01]", j) for j in jobs)  # one array, two elements
     for run_id in ids:
         assert finished_segments(results, run_id) == ["completed"], run_id
@@ -66,7 +66,7 @@ def test_preempted_workers_requeue_and_their_cells_resume_from_their_checkpoints
     ids, results = cell_ids(path), tmp_path / "results"
     code, out, err = harness_sweep(slurm, path, results, "--workers", "1", "--tasks-per-gpu", "2")
     assert code == 0, err
-    (job,) = out.split()
+    (job,) = out.splitlines()[0].split()
     wait_for(lambda: all(last_checkpoint(results, r) is not None for r in ids), timeout=120)  # past a checkpoint
     slurm.run("scancel", "--signal=USR2", job)  # what SLURM sends before a time limit; submitit's preemption signal
     wait_for(lambda: all(db.run_state(results, r).result for r in ids) and job not in slurm.queue(), timeout=150)
@@ -92,7 +92,7 @@ def test_status_shows_the_slurm_log_of_a_failed_cell(slurm, tmp_path, ablation_f
     code, out, err = harness_sweep(slurm, path, results, "--set", "device=cuda", "--retries", "0", "--wait",
                                    "--no-progress")
     assert code == 1, err
-    (job,) = out.split()
+    (job,) = out.splitlines()[0].split()
     from harness.cli.main import main
 
     assert main(["sweep", str(path), "--results", str(results), "--set", "vocab_size=512", "--set", "device=cuda",
