@@ -2,7 +2,9 @@
 skipped): every cell exactly once, a worker preempted mid-cell requeues itself and its cell resumes from its
 checkpoint, a failed cell's SLURM log is shown, and bad input is one line before anything is submitted."""
 
+import os
 import re
+import signal
 import subprocess
 
 import db
@@ -83,6 +85,28 @@ def test_preempted_workers_requeue_and_their_cells_resume_from_their_checkpoints
     first, second = (slurm_log(results, worker_name(job, task)).read_text() for task in (0, 1))
     assert "Requeued job" in first and "Requeued job" not in second  # task 0 requeued the element for both
     assert first.count("Starting with JobEnvironment") == second.count("Starting with JobEnvironment") == 2
+
+
+def test_a_dead_tasks_cell_is_taken_over_by_another_element_from_its_checkpoint(slurm, tmp_path, ablation_file):
+    from experiments.claims import current_claim
+
+    path = ablation_file(name="d", steps=200, checkpoint_every=20)
+    ids, results = cell_ids(path), tmp_path / "results"
+    code, out, err = harness_sweep(slurm, path, results, "--workers", "2")
+    assert code == 0, err
+    wait_for(lambda: all(last_checkpoint(results, r) is not None for r in ids), timeout=120)  # both elements mid-cell
+    victim = current_claim(results, ids[0])
+    os.kill(victim.pid, signal.SIGKILL)  # the task itself (its worker runs in it): no checkpoint, no release
+    wait_for(lambda: all(db.run_state(results, r).result for r in ids) and not slurm.queue(), timeout=150)
+
+    assert all(finished_segments(results, r) == ["completed"] for r in ids)  # once each
+    assert current_claim(results, ids[0]).worker not in ("", victim.worker)  # the other element finished it
+    con = db.connect(results)
+    (start,) = con.execute("SELECT max(start_step) FROM _manifests WHERE run_id = ?", [ids[0]]).fetchone()
+    assert start > 20 and (start - 1) % 20 == 0  # resumed after its last periodic checkpoint, not from step 0
+    steps = [s for (s,) in con.execute("SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' "
+                                       "ORDER BY step", [ids[0]]).fetchall()]
+    assert steps == list(range(1, 201))
 
 
 def test_status_shows_the_slurm_log_of_a_failed_cell(slurm, tmp_path, ablation_file, capsys):
