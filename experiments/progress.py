@@ -58,8 +58,8 @@ def stored_cells(results_dir: Path, sweep: str) -> tuple[list[CellRef], int]:
     import pyarrow.parquet as pq
 
     folder = db.sweep_dir(results_dir, sweep)
+    tables = [db.read_plan(results_dir, sweep)]  # first: DbError naming the sweep when the store has none
     meta = json.loads((folder / "sweep.json").read_text())
-    tables = [db.read_plan(results_dir, sweep)]
     trials = folder / "trials"
     if trials.is_dir():
         tables += [pq.read_table(trials / name) for name in sorted(os.listdir(trials)) if name.endswith(".parquet")]

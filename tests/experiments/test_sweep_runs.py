@@ -53,16 +53,19 @@ def test_sigkill_of_the_whole_sweep_then_the_same_command_finishes_each_cell_onc
 
 
 def test_a_killed_workers_cell_is_taken_over_and_resumes_from_its_checkpoint(tmp_path, ablation_file):
-    path = ablation_file(steps=60, checkpoint_every=10)
+    path = ablation_file(steps=200, checkpoint_every=10)
     ids, results = cell_ids(path), tmp_path / "results"
     sweep = start_sweep(path, results, "--workers", "1")
+    held = []
 
     def busy_past_a_checkpoint():
         info = current_claim(results, ids[0])
-        return info is not None and (info.step or 0) >= 25
+        if info is not None and not info.released and (info.step or 0) >= 25:
+            held.append(info)
+        return bool(held)
 
     wait_for(busy_past_a_checkpoint, every=0.05)
-    os.kill(current_claim(results, ids[0]).pid, signal.SIGKILL)  # the worker, mid-cell
+    os.kill(held[0].pid, signal.SIGKILL)  # the worker, mid-cell (the claim was read while it trained this cell)
     _, err = sweep.communicate(timeout=300)
     assert sweep.returncode == 0, err
     assert "exited with -9; starting a new one" in err
@@ -70,9 +73,9 @@ def test_a_killed_workers_cell_is_taken_over_and_resumes_from_its_checkpoint(tmp
     assert len(state.segments) == 2 and finished_segments(results, ids[0]) == ["completed"]
     con = db.connect(results)
     (start,) = con.execute("SELECT max(start_step) FROM _manifests WHERE run_id = ?", [ids[0]]).fetchone()
-    assert start in (21, 31)  # resumed after its last checkpoint (step 20 or 30), not from step 0
+    assert start > 20 and (start - 1) % 10 == 0  # resumed after its last checkpoint, not from step 0
     steps = [s for (s,) in con.execute("SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step", [ids[0]]).fetchall()]
-    assert steps == list(range(1, 61))
+    assert steps == list(range(1, 201))
 
 
 def test_two_sweeps_started_at_once_train_no_cell_twice(tmp_path, ablation_file):
