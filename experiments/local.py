@@ -20,6 +20,7 @@ from experiments.devices import worker_env, worker_slots
 from experiments.progress import ProgressReader, render
 
 REFRESH_EVERY = 0.5
+REPORT_EVERY = 20.0
 MAX_RESPAWNS = 3  # per worker slot: a worker that keeps dying is a bug to read in its log, not to retry forever
 
 
@@ -45,21 +46,24 @@ class LiveDisplay:
 
 
 class ReportWriter:
-    """Rewrites the sweep's HTML report in a background thread, one rewrite at a time, skipping ones that
-    would queue up (the next finished cell triggers a fresher one)."""
+    """Rewrites the sweep's HTML report in a background thread: one rewrite at a time, at most one every
+    `REPORT_EVERY` seconds while cells finish (a rewrite costs seconds of CPU the workers would otherwise
+    train with), and always a last one at the end."""
 
     def __init__(self, results_dir: Path, sweep: str, write: Callable[[Path, str], object] | None) -> None:
         self.results_dir, self.sweep, self.write = results_dir, sweep, write
         self._thread: threading.Thread | None = None
+        self._last = float("-inf")
         self.error: str | None = None
 
     def refresh(self, wait: bool = False) -> None:
         if self.write is None:
             return
-        if self._thread is not None and self._thread.is_alive():
-            if not wait:
-                return
+        if not wait and (time.monotonic() - self._last < REPORT_EVERY or (self._thread and self._thread.is_alive())):
+            return  # the next finished cell (or the end) brings a fresher one
+        if self._thread is not None:
             self._thread.join()
+        self._last = time.monotonic()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
         if wait:
