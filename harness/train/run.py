@@ -181,6 +181,10 @@ def train_run(
     device = resolve_device(train)
     ckpt_dir = checkpoint_dir(spec.results_dir, spec.run_id)
     resume_from = last_checkpoint(spec.results_dir, spec.run_id) if spec.resume else None
+    if resume_from is not None and checkpoint_step(resume_from) >= train.steps:
+        # Checkpointed at its last step but never closed (killed during the final validation): Lightning would
+        # train nothing and skip the end-of-run callbacks, leaving no summary; train it again from step 0.
+        resume_from = None
     if resume_from is not None:
         start_step = checkpoint_step(resume_from) + 1
     else:

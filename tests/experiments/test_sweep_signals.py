@@ -17,7 +17,7 @@ from .test_sweep_runs import cell_ids
 
 @pytest.mark.parametrize("sig, to_group", [(signal.SIGINT, True), (signal.SIGTERM, False)])
 def test_a_stopped_sweep_checkpoints_its_cells_and_resumes(tmp_path, ablation_file, sig, to_group):
-    path = ablation_file(steps=120, checkpoint_every=1000)
+    path = ablation_file(steps=300, checkpoint_every=1000)
     ids, results = cell_ids(path), tmp_path / "results"
     sweep = start_sweep(path, results, "--workers", "2")
     wait_for(lambda: all((c := current_claim(results, r)) is not None and (c.step or 0) >= 2 for r in ids), every=0.1)
@@ -41,7 +41,7 @@ def test_a_stopped_sweep_checkpoints_its_cells_and_resumes(tmp_path, ablation_fi
     for run_id in ids:
         assert finished_segments(results, run_id) == ["completed"]
         steps = [s for (s,) in con.execute("SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step", [run_id]).fetchall()]
-        assert steps == list(range(1, 121))
+        assert steps == list(range(1, 301))
 
 
 def test_a_cell_that_raises_is_retried_then_stored_failed_with_its_traceback(tmp_path, ablation_file):

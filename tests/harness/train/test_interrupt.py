@@ -87,3 +87,12 @@ def test_a_failed_segment_stores_its_traceback(run_tiny, tmp_path, monkeypatch):
     summary = json.loads(summary)
     assert status == "failed" and summary["error"] == "ValueError: bad batch"
     assert "Traceback" in summary["traceback"] and "in boom" in summary["traceback"]
+
+
+def test_resume_of_a_run_checkpointed_at_its_last_step_but_never_closed_trains_it_again(run_tiny, tmp_path):
+    whole, results = run_tiny("edge")
+    for status in (results / "runs" / "edge" / "status").iterdir():
+        status.unlink()  # as if killed during the final validation, after the last checkpoint
+    again, _ = run_tiny("edge", resume=True)
+    assert again.status == "completed" and again.summary["final_train_loss"] == pytest.approx(whole.summary["final_train_loss"])
+    assert db.connect(results).execute("SELECT status, n_segments FROM runs WHERE run_id = 'edge'").fetchone() == ("completed", 2)
