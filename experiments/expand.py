@@ -132,12 +132,14 @@ def _steps(ablation: Ablation, model: ModelConfig, train: TrainConfig, steps: in
 
 def _arm_configs(ablation: Ablation, parts: dict[type, dict[str, Any]], base_model: ModelConfig,
                  base_train: TrainConfig, base_data: DataConfig, steps: int | None) -> tuple:
-    """(model, matched residual, train, data) of one arm: the grid point applied, matched and budgeted."""
+    """(model, matched residual, train, data, params, FLOPs per token) of one arm: the grid point applied,
+    matched and budgeted (an LR changes none of these)."""
     model = base_model.replace(**parts[ModelConfig])
     train = base_train.replace(**parts[TrainConfig])
     model, residual = _matched(ablation, model, base_model, train.seq_len)
     train = train.replace(steps=_steps(ablation, model, train, steps))
-    return model, residual, train, base_data.replace(**parts[DataConfig])
+    data = base_data.replace(**parts[DataConfig])
+    return model, residual, train, data, calc.params(model), calc.flops_per_token(model, train.seq_len)
 
 
 def _baseline(ablation: Ablation, arms: dict[str, dict[str, Any]]) -> str:
@@ -186,7 +188,7 @@ def expand(
     cells: list[Cell] = []
     arms: dict[str, dict[str, Any]] = {}
     by_key: dict[str, str] = {}
-    arm_configs: dict[str, tuple] = {}  # an arm's configs are resolved once, then shared by its LRs and seeds
+    arm_configs: dict[str, tuple] = {}  # an arm is resolved and counted once, then shared by its LRs and seeds
     n_total = 0
     for point in points:
         name = arm_name(point, base_values)
@@ -200,7 +202,7 @@ def expand(
             try:
                 if name not in arm_configs:
                     arm_configs[name] = _arm_configs(ablation, parts, base_model, base_train, base_data, steps)
-                model, residual, train, data = arm_configs[name]
+                model, residual, train, data, params, flops = arm_configs[name]
                 if lr is not None:
                     train = train.replace(lr=lr)
                 check_compatible(model, train)
@@ -208,7 +210,6 @@ def expand(
                 problems[str(err)].append(where)
                 continue
             arms.setdefault(name, {**base_values, **point})
-            params, flops = calc.params(model), calc.flops_per_token(model, train.seq_len)
             for i in range(n_seeds):
                 seeded = train.replace(seed=base_train.seed + i)
                 key = run_key(model, seeded, data)
