@@ -69,19 +69,19 @@ def test_two_workers_share_a_study_without_duplicates_and_a_diverged_trial_is_va
 
 
 def test_a_sigkilled_trial_is_failed_by_its_heartbeat_and_retried_from_its_checkpoint(tmp_path, search_file):
-    path, results = search_file(trials=2, steps=80), tmp_path / "results"
+    path, results = search_file(trials=2, steps=150), tmp_path / "results"
     sweep = start_sweep(path, results, "--workers", "1", "--stale-after", "6", "--set", "vocab_size=512")
 
     def trial_past_its_first_checkpoint():
-        """The run id of the trial being trained, once it is past a checkpoint (every 5 steps), else None."""
+        """The run id of a trial being trained that has written a checkpoint (every 5 steps), else None."""
         claims = results / "claims"
         for run in claims.iterdir() if claims.is_dir() else []:
             claim = current_claim(results, run.name)
-            if claim and not claim.released and (claim.step or 0) >= 12:
+            if claim and not claim.released and (results / "checkpoints" / run.name / "last.ckpt").exists():
                 return run.name
         return None
 
-    wait_for(lambda: trial_past_its_first_checkpoint() is not None, every=0.2)
+    wait_for(lambda: trial_past_its_first_checkpoint() is not None, every=0.05)
     run_id = trial_past_its_first_checkpoint()
     os.kill(current_claim(results, run_id).pid, signal.SIGKILL)
     _, err = sweep.communicate(timeout=300)
@@ -96,7 +96,7 @@ def test_a_sigkilled_trial_is_failed_by_its_heartbeat_and_retried_from_its_check
     assert len(state.segments) == 2 and state.result == "completed"  # the retry resumed the killed trial's run
     steps = [s for (s,) in db.connect(results).execute(
         "SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step", [run_id]).fetchall()]
-    assert steps == list(range(1, 81))
+    assert steps == list(range(1, 151))
 
 
 @pytest.mark.parametrize("extra, message", [
