@@ -54,10 +54,17 @@ def _csv(rows: list[dict], columns: list[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Print the comparison; a running sweep's table is labelled partial on stderr."""
-    from analysis.compare import COLUMNS, compare
+    import threading
+
     from analysis.source import open_sweep
 
+    # scipy.stats takes ~0.9 s to import; overlap it with reading the store (DuckDB releases the GIL).
+    importer = threading.Thread(target=lambda: __import__("analysis.compare"), daemon=True)
+    importer.start()
     sweep = open_sweep(args.results, args.sweep)
+    importer.join()
+    from analysis.compare import COLUMNS, compare
+
     rows = compare(sweep, args.metric, args.baseline, args.min_effect)
     if sweep.info.running:
         print(f"harness compare: sweep {args.sweep!r} is still running: {sweep.info.progress()}", file=sys.stderr)
