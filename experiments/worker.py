@@ -66,6 +66,7 @@ class Worker:
         self.searches = self._searches(optuna_storage)
         self._finished: set[str] = set()
         self._prepared: dict[tuple[str, int], object] = {}
+        self.stopped_by: int | None = None  # the signal that stopped a search trial
 
     def _searches(self, optuna_storage: str | None) -> list:
         """A StudyRunner per study of the sweep (none for a plain grid)."""
@@ -153,6 +154,7 @@ class Worker:
                         waiting = True  # someone else trains it; if they die, it comes back to us
                         continue
                     if not self._needs_work(cell):  # finished between our look and our claim
+                        claim.beat(released=True)
                         continue
                     outcome = self._train(cell, claim)
                     if outcome is not None and outcome.interrupted is not None:
@@ -163,14 +165,13 @@ class Worker:
                 if not trained:
                     searched = self._search_once()
                     if searched == "stopped":
-                        return 128 + (stop_requested() or 15)
+                        return 128 + self.stopped_by
                     trained, waiting = searched == "trained", waiting or searched == "waiting"
                 if not trained:
                     if not waiting:
                         _log(self.name, "no cell left")
                         return 0
                     time.sleep(POLL_EVERY)
-
 
     def _search_once(self) -> str:
         """Run one trial of the first study that has room: 'trained', 'waiting' (others hold the rest),
@@ -215,6 +216,7 @@ class Worker:
         label = f"trial {trial.number} of {runner.study.name(self.sweep)} {trial.params}"
         outcome = self._train(cell, claim, callbacks=[pruning], also=lambda: runner.heartbeat(trial))
         if outcome is not None and outcome.interrupted is not None:
+            self.stopped_by = outcome.interrupted.signum
             return "stopped"  # the trial stays RUNNING; its heartbeat stops, so it is failed and re-queued
         runner.tell(trial, None if outcome is None else outcome.status, cell.run_id)
         if outcome is None and db.run_state(self.results_dir, cell.run_id).failures <= self.retries:
