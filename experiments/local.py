@@ -97,9 +97,9 @@ class LocalSweep:
         command = [sys.executable, "-m", "experiments.worker", "--results", str(self.results_dir), "--sweep", self.sweep,
                    "--worker", f"w{i}", "--retries", str(self.retries), "--stale-after", str(self.stale_after),
                    "--threads", str(threads), *(["--optuna-storage", self.optuna_storage] if self.optuna_storage else [])]
-        log = open(self.logs / f"w{i}.log", "a")
-        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=worker_env(self.slots[i], threads))
+        with open(self.logs / f"w{i}.log", "a") as log:  # the child keeps its own copy of the descriptor
+            return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    env=worker_env(self.slots[i], threads))
 
     def _on_signal(self, signum, frame) -> None:
         first = self.stop_signal is None
