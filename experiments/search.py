@@ -64,21 +64,17 @@ def check_storage(url: str) -> None:
         raise ConfigError(f"--optuna-storage {url!r} cannot be reached: {first}") from None
 
 
-def initial_loss(results_dir: Path, run_id: str) -> float | None:
-    """The run's first training loss (its loss at initialization)."""
-    row = db.connect(results_dir).execute(
-        "SELECT value FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step LIMIT 1", [run_id]
-    ).fetchone()
-    return None if row is None else row[0]
-
-
 def trial_value(results_dir: Path, run_id: str) -> tuple[str, float | None]:
-    """(the run's status, the value to tell): final val loss, or the initial loss for a diverged run."""
-    row = db.connect(results_dir).execute(
-        "SELECT status, final_val_loss FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    """(the run's status, the value to tell): final val loss, or for a diverged run its first training loss
+    (its loss at initialization)."""
+    con = db.connect(results_dir)  # one connection: building the views is most of a query's cost
+    row = con.execute("SELECT status, final_val_loss FROM runs WHERE run_id = ?", [run_id]).fetchone()
     status, value = row if row else (None, None)
     if status == "diverged":
-        value = initial_loss(results_dir, run_id)
+        first = con.execute(
+            "SELECT value FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step LIMIT 1", [run_id]
+        ).fetchone()
+        value = None if first is None else first[0]
     return status, value
 
 
