@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis.compare import COLUMNS, METRIC, MIN_EFFECT, compare, resolve_baseline
+from analysis.cells import METRIC, MIN_EFFECT
+from analysis.compare import compare, resolve_baseline
+from analysis.comparison import COLUMNS
 from analysis.frames import Sweep
 from analysis.scale import rankings
 from analysis.sensitivity import lr_sensitivity

@@ -9,7 +9,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from analysis.compare import METRIC, MIN_EFFECT
+from analysis.cells import METRIC, MIN_EFFECT
 
 REPORT_FILE = "report.html"
 

@@ -1,6 +1,7 @@
 """`harness compare`: each arm of a sweep against the baseline, with seed CIs, paired tests and verdicts.
 
-numpy and scipy are imported inside the handler so `harness --help` stays instant; pandas not at all.
+numpy and scipy are imported inside the handler so `harness --help` stays instant; pandas not at all. The
+store is read in a forked child while scipy.stats imports (harness/cli/forked.py).
 """
 
 from __future__ import annotations
@@ -52,22 +53,30 @@ def _csv(rows: list[dict], columns: list[str]) -> str:
     return sink.getvalue().rstrip("\n")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Print the comparison; a running sweep's table is labelled partial on stderr."""
-    import threading
-
+def read_cells(results_dir, sweep: str, metric: str, baseline: str | None) -> tuple[str, tuple, str | None]:
+    """The sweep's checked cells as plain data (baseline, runs) and, while it runs, its progress line."""
+    from analysis.compare import finished_cells
     from analysis.source import open_sweep
 
-    # scipy.stats takes ~0.9 s to import; overlap it with reading the store (DuckDB releases the GIL).
-    importer = threading.Thread(target=lambda: __import__("analysis.compare"), daemon=True)
-    importer.start()
-    sweep = open_sweep(args.results, args.sweep)
-    importer.join()
-    from analysis.compare import COLUMNS, compare
+    source = open_sweep(results_dir, sweep)
+    cells = finished_cells(source, metric, baseline)
+    return cells.baseline, cells.runs, source.info.progress() if source.info.running else None
 
-    rows = compare(sweep, args.metric, args.baseline, args.min_effect)
-    if sweep.info.running:
-        print(f"harness compare: sweep {args.sweep!r} is still running: {sweep.info.progress()}", file=sys.stderr)
+
+def run(args: argparse.Namespace) -> int:
+    """Print the comparison; a running sweep's table is labelled partial on stderr."""
+    from harness.cli.forked import Forked
+    from harness.config.base import ConfigError
+
+    # The store is read in a child process (DuckDB, no scipy) while this one imports scipy.stats (no DuckDB).
+    with Forked(read_cells, args.results, args.sweep, args.metric, args.baseline, expected=(ConfigError,)) as reading:
+        from analysis.cells import Cells
+        from analysis.comparison import COLUMNS, comparison_table
+
+        baseline, runs, partial = reading.result()
+    rows = comparison_table(Cells(baseline, runs), args.min_effect)
+    if partial:
+        print(f"harness compare: sweep {args.sweep!r} is still running: {partial}", file=sys.stderr)
     if args.format == "csv":
         print_result(_csv(rows, COLUMNS))
     elif args.format == "json":

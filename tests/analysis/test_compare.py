@@ -4,7 +4,8 @@ import pytest
 
 import synthetic
 from analysis import stats
-from analysis.compare import COLUMNS, compare
+from analysis.compare import compare
+from analysis.comparison import COLUMNS
 from analysis.errors import AnalysisError
 from analysis.frames import load_sweep
 from analysis.summary import comparison_frame

@@ -73,3 +73,17 @@ def test_the_command_imports_no_plotting_and_no_torch(results):
     )
     result = subprocess.run([sys.executable, "-c", code, str(results)], capture_output=True, text=True, check=True)
     assert result.stderr.strip() == "[]"
+
+
+def test_the_store_is_read_in_a_child_and_scipy_imported_only_here(results):
+    # The latency design of `harness compare` (harness/cli/forked.py): this process never imports DuckDB,
+    # and the reader in the child never imports scipy.
+    here = ("from harness.cli.main import main; import sys; "
+            f"main(['compare', 'qk', '--results', {str(results)!r}, '--baseline', 'base']); "
+            "print(sorted(m for m in ('duckdb', 'pyarrow', 'scipy.stats') if m in sys.modules), file=sys.stderr)")
+    child = ("from harness.cli.compare import read_cells; import sys; "
+             f"read_cells({str(results)!r}, 'qk', 'final_val_loss', 'base'); "
+             "print(sorted(m for m in ('duckdb', 'scipy', 'pandas') if m in sys.modules), file=sys.stderr)")
+    loaded = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stderr.strip().splitlines()[-1]
+              for code in (here, child)]
+    assert loaded == ["['scipy.stats']", "['duckdb']"]
