@@ -1,6 +1,7 @@
 """The local backend: N long-lived worker processes on this machine run the claim loop over a stored
-plan while this process shows live progress, rewrites the report after each finished cell, and turns
-Ctrl-C / SIGTERM into a clean stop of every worker (each checkpoints its cell)."""
+plan while this process shows live progress, has the report rewritten after each finished cell (by a
+low-priority report process, experiments.live_report), and turns Ctrl-C / SIGTERM into a clean stop of every
+worker (each checkpoints its cell)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,16 @@ import shlex
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
-from typing import Callable
 
 import db
 from db.compact import compact
 from experiments.devices import worker_env, worker_slots
+from experiments.live_report import LiveReport
 from experiments.progress import ProgressReader, render
 
 REFRESH_EVERY = 0.5
-REPORT_EVERY = 20.0
 MAX_RESPAWNS = 3  # per worker slot: a worker that keeps dying is a bug to read in its log, not to retry forever
 
 
@@ -45,48 +44,17 @@ class LiveDisplay:
             print(lines[0], file=sys.stderr, flush=True)
 
 
-class ReportWriter:
-    """Rewrites the sweep's HTML report in a background thread: one rewrite at a time, at most one every
-    `REPORT_EVERY` seconds while cells finish (a rewrite costs seconds of CPU the workers would otherwise
-    train with), and always a last one at the end."""
-
-    def __init__(self, results_dir: Path, sweep: str, write: Callable[[Path, str], object] | None) -> None:
-        self.results_dir, self.sweep, self.write = results_dir, sweep, write
-        self._thread: threading.Thread | None = None
-        self._last = float("-inf")
-        self.error: str | None = None
-
-    def refresh(self, wait: bool = False) -> None:
-        if self.write is None:
-            return
-        if not wait and (time.monotonic() - self._last < REPORT_EVERY or (self._thread and self._thread.is_alive())):
-            return  # the next finished cell (or the end) brings a fresher one
-        if self._thread is not None:
-            self._thread.join()
-        self._last = time.monotonic()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        if wait:
-            self._thread.join()
-
-    def _run(self) -> None:
-        try:
-            self.write(self.results_dir, self.sweep)
-        except Exception as error:  # the report is a view; a failing one must not stop the sweep
-            self.error = f"{type(error).__name__}: {error}"
-
-
 class LocalSweep:
     """Start the workers, watch them and the store, stop them cleanly on a signal."""
 
     def __init__(self, results_dir: Path, sweep: str, *, slots: list[str], retries: int, stale_after: float,
-                 progress: bool, report: Callable | None, optuna_storage: str | None = None) -> None:
+                 progress: bool, report: list[str] | None, optuna_storage: str | None = None) -> None:
         self.results_dir, self.sweep = Path(results_dir), sweep
         self.slots, self.retries, self.stale_after, self.optuna_storage = slots, retries, stale_after, optuna_storage
         self.reader = ProgressReader(self.results_dir, sweep, retries, stale_after)
         self.display = LiveDisplay(progress)
-        self.report = ReportWriter(self.results_dir, sweep, report)
         self.logs = db.sweep_dir(self.results_dir, sweep) / "logs"
+        self.report = LiveReport(report, self.logs / "report.log")
         self.stop_signal: int | None = None
         self.processes: list[subprocess.Popen | None] = [None] * len(slots)
         self.respawns = [0] * len(slots)
@@ -118,6 +86,7 @@ class LocalSweep:
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             self.processes = [self._spawn(i) for i in range(len(self.slots))]
+            self.report.start()  # its imports overlap the workers'
             last_done = done_at_start
             while True:
                 progress = self.reader.read()
@@ -127,7 +96,8 @@ class LocalSweep:
                 self.display.show(render(self.sweep, progress, elapsed, eta))
                 if progress.done != last_done:
                     last_done = progress.done
-                    self.report.refresh()
+                    if progress.done < progress.total:  # the last cell's page is the final one, after compaction
+                        self.report.cell_finished()
                 self._respawn_dead(progress)
                 if not any(p is not None and p.poll() is None for p in self.processes):
                     break
@@ -158,16 +128,17 @@ class LocalSweep:
                   f"{progress.total} cells finished, the cells in flight checkpointed.\n  resume with the same "
                   f"command: {shlex.join(['harness', *sys.argv[1:]])}",
                   file=sys.stderr)
-            self.report.refresh(wait=True)
+            self.report.close()
             return 128 + self.stop_signal
         if progress.done < progress.total:
             print(f"sweep {self.sweep}: {progress.total - progress.done} cells left after the workers ended; see "
                   f"{self.logs}/ and run the same command again.", file=sys.stderr)
-            self.report.refresh(wait=True)
+            self.report.close()
             return 1
         if trained or not (db.sweep_dir(self.results_dir, self.sweep) / "report.html").exists():
+            self.report.settle()  # no rewrite reads the store while it is compacted
             compact(self.results_dir)  # later queries of a finished sweep read a few merged shards, not thousands
-            self.report.refresh(wait=True)
+            self.report.close()
         if self.report.error:
             print(f"sweep {self.sweep}: the report could not be written: {self.report.error}", file=sys.stderr)
         for cell in progress.failed_cells:
@@ -177,9 +148,10 @@ class LocalSweep:
 
 
 def run_local(results_dir: Path, sweep: str, *, devices: list[str], workers: int | None, per_device: int,
-              retries: int, stale_after: float, progress: bool = True, report: Callable | None = None,
+              retries: int, stale_after: float, progress: bool = True, report: list[str] | None = None,
               optuna_storage: str | None = None) -> int:
-    """Run a stored sweep plan on this machine; see `LocalSweep`."""
+    """Run a stored sweep plan on this machine; see `LocalSweep`. `report`: the command of the report process
+    (experiments.live_report), None for no report."""
     slots = worker_slots(devices, workers, per_device)
     return LocalSweep(results_dir, sweep, slots=slots, retries=retries, stale_after=stale_after, progress=progress,
                       report=report, optuna_storage=optuna_storage).run()

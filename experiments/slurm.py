@@ -130,16 +130,24 @@ class SlurmLauncher:
     def follow(self, job_ids: Sequence[str], progress: bool = True, report=None) -> int:
         """Show the live display until every cell is finished (0; 1 when some failed), or until the jobs left
         the queue with cells unfinished (1). Ctrl-C stops following only; the jobs keep running."""
+        from db import sweep_dir
         from db.compact import compact
-        from experiments.local import LiveDisplay, ReportWriter
+        from experiments.live_report import LiveReport
+        from experiments.local import LiveDisplay
         from experiments.progress import ProgressReader, render
 
         reader = ProgressReader(self.results_dir, self.sweep, self.retries, self.stale_after)
         display, started, asked = LiveDisplay(progress), time.monotonic(), 0.0
+        live = LiveReport(report, sweep_dir(self.results_dir, self.sweep) / "logs" / "report.log")
+        live.start()
+        last_done = None
         try:
             while True:
                 state = reader.read()
                 display.show(render(self.sweep, state, time.monotonic() - started))
+                if last_done is not None and last_done != state.done < state.total:  # the final page comes after compaction
+                    live.cell_finished()
+                last_done = state.done
                 if state.done == state.total:
                     break
                 if time.monotonic() - asked > QUEUE_EVERY:
@@ -147,13 +155,18 @@ class SlurmLauncher:
                     if not queued(job_ids):
                         print(f"sweep {self.sweep}: the jobs left the queue with {state.total - state.done} cells "
                               f"unfinished; logs under {slurm_dir(self.results_dir)}/", file=sys.stderr)
+                        live.close()
                         return 1
                 time.sleep(FOLLOW_EVERY)
         except KeyboardInterrupt:
+            live.abandon()
             print(f"\nstopped following; the jobs keep running (cancel: scancel {_array_ids(job_ids)})", file=sys.stderr)
             return 130
+        live.settle()  # no rewrite reads the store while it is compacted
         compact(self.results_dir)
-        ReportWriter(self.results_dir, self.sweep, report).refresh(wait=True)
+        live.close()
+        if live.error:
+            print(f"sweep {self.sweep}: the report could not be written: {live.error}", file=sys.stderr)
         for cell in state.failed_cells:
             print(f"  failed: cell {cell.index} {cell.label} ({cell.run_id}); log {failed_cell_log(self.results_dir, cell.run_id)}",
                   file=sys.stderr)

@@ -8,8 +8,12 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from analysis.cells import METRIC, MIN_EFFECT
+
+if TYPE_CHECKING:
+    from analysis.source import SweepInfo
 
 REPORT_FILE = "report.html"
 
@@ -32,6 +36,17 @@ def write_report(
     that says so. AnalysisError (exit 2 in the CLI) for an unknown sweep, metric or baseline, and for a
     sweep that has stopped with no finished run.
     """
+    page, _ = render_report(results_dir, sweep, metric=metric, baseline=baseline, min_effect=min_effect)
+    out = Path(out) if out is not None else default_path(results_dir, sweep)
+    write_page(page, out)
+    return out
+
+
+def render_report(
+    results_dir: str | os.PathLike | None, sweep: str, *,
+    metric: str = METRIC, baseline: str | None = None, min_effect: float = MIN_EFFECT,
+) -> tuple[str, SweepInfo]:
+    """The report page of `sweep` and what the sweep's progress was when it was read (see `write_report`)."""
     from analysis.compare import check_finished
     from analysis.frames import load_sweep
     from analysis.plots import FIGURES, make_context
@@ -40,15 +55,17 @@ def write_report(
     from analysis.summary import analyse
 
     data = load_sweep(results_dir, sweep)
-    out = Path(out) if out is not None else default_path(results_dir, sweep)
     if data.finished.empty and data.info.running:
-        page = render(data.info)
-    else:
-        check_finished(data)
-        analysis = analyse(data, metric, baseline, min_effect)
-        context = make_context(data, metric, analysis.baseline)
-        plots = [draw(context) for draw in FIGURES.values()]
-        page = render(data.info, analysis, [figure(p.title, p.caption, p.png(), p.sql) for p in plots])
+        return render(data.info), data.info
+    check_finished(data)
+    analysis = analyse(data, metric, baseline, min_effect)
+    context = make_context(data, metric, analysis.baseline)
+    plots = [draw(context) for draw in FIGURES.values()]
+    return render(data.info, analysis, [figure(p.title, p.caption, p.png(), p.sql) for p in plots]), data.info
+
+
+def write_page(page: str, out: Path) -> None:
+    """Replace `out` with `page` atomically."""
     out.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")  # unique: writers may overlap
     try:
@@ -59,4 +76,3 @@ def write_report(
     except BaseException:
         Path(temp).unlink(missing_ok=True)  # a full disk must not leave half a page behind
         raise
-    return out

@@ -109,24 +109,25 @@ def sweep(args: argparse.Namespace) -> int:
         print(f"harness sweep: {plan.name}: {len(plan.cells)} cells ({finished} already finished) × "
               f"{len(plan.arms)} arms → {results_dir}", file=sys.stderr)
     if launcher is not None:
-        code = submit(launcher, args, None if args.no_report else _report_writer())
+        code = submit(launcher, args, None if args.no_report else report_command(results_dir, plan.name))
         if args.wait:
             print(closing_lines(results_dir, plan.name))
         return code
     code = run_local(results_dir, plan.name, devices=devices, workers=args.workers, per_device=args.per_device,
                      retries=args.retries, stale_after=args.stale_after, progress=not args.no_progress,
-                     report=None if args.no_report else _report_writer(), optuna_storage=args.optuna_storage)
+                     report=None if args.no_report else report_command(results_dir, plan.name),
+                     optuna_storage=args.optuna_storage)
     print(closing_lines(results_dir, plan.name))
     return code
 
 
-def _report_writer():
-    """analysis.write_report when the analysis package provides it (torch-free; runs in this process)."""
-    try:
-        from analysis import write_report
-    except ImportError:
+def report_command(results_dir: Path, sweep: str) -> list[str] | None:
+    """The live report process's command (analysis.report.live), or None when analysis is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("analysis") is None:
         return None
-    return write_report
+    return [sys.executable, "-m", "analysis.report.live", "--results", str(results_dir), "--sweep", sweep]
 
 
 def closing_lines(results_dir: Path, sweep: str) -> str:

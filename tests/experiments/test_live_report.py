@@ -1,0 +1,94 @@
+"""`LiveReport` against the real report process (`python -m analysis.report.live`) on a synthetic store:
+every request answered by a rewrite that followed it, failures reported without ending the process,
+Ctrl-C ignored, a last page on close; and a real sweep's page rewritten while it ran."""
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from experiments.live_report import LiveReport
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))  # the synthetic-store writer of the analysis tests
+import synthetic  # noqa: E402
+
+
+def command(results: Path, sweep: str) -> list[str]:
+    return [sys.executable, "-m", "analysis.report.live", "--results", str(results), "--sweep", sweep]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    path = tmp_path_factory.mktemp("live") / "results"
+    synthetic.write_planted(path, "qk", {"base": (0.0, 0.002, 2), "rmsnorm": (-0.1, 0.002, 2)}, steps=12)
+    return path
+
+
+def rewrites(log: Path) -> list[str]:
+    """The log's rewrite lines without their time stamps."""
+    return [line.split(" ", 1)[1] for line in log.read_text().splitlines() if " report: " in line]
+
+
+def test_every_request_is_answered_and_close_writes_a_last_page(results, tmp_path):
+    log = tmp_path / "report.log"
+    live = LiveReport(command(results, "qk"), log)
+    live.start()
+    for _ in range(3):
+        live.cell_finished()
+    live.settle()
+    assert (live.sent, live.answered, live.error) == (3, 3, None)
+    written = rewrites(log)
+    assert 1 <= len(written) <= 3  # lines that arrive during a rewrite are answered by the next one
+    page = results / "sweeps" / "qk" / "report.html"
+    assert "4 of 4 cells" in page.read_text()
+    live.close()
+    assert live.process.returncode == 0 and live.error is None
+    assert len(rewrites(log)) == len(written) + 1
+
+
+def test_a_failed_rewrite_is_reported_and_the_process_keeps_answering(results, tmp_path):
+    live = LiveReport(command(results, "kq"), tmp_path / "report.log")
+    live.cell_finished()
+    live.settle()
+    assert "no sweep named 'kq'" in live.error and "did you mean 'qk'?" in live.error
+    assert live.process.poll() is None
+    live.close()
+    assert live.answered == 2 and live.process.returncode == 0 and "no sweep named 'kq'" in live.error
+
+
+def test_a_report_process_that_dies_is_an_error_not_a_crash(tmp_path):
+    live = LiveReport([sys.executable, "-c", "import sys; sys.exit(3)"], tmp_path / "report.log")
+    live.cell_finished()
+    live.close()
+    assert live.error == f"the report process exited with code 3; see {tmp_path / 'report.log'}"
+
+
+def test_ctrl_c_to_the_group_does_not_stop_the_report_process(results, tmp_path):
+    live = LiveReport(command(results, "qk"), tmp_path / "report.log")
+    live.cell_finished()
+    live.settle()  # answered once: its signal handlers are in place
+    os.kill(live.process.pid, signal.SIGINT)
+    live.cell_finished()
+    live.settle()
+    assert live.answered == 2 and live.process.poll() is None
+    live.close()
+    assert live.process.returncode == 0
+
+
+def test_a_sweep_rewrites_its_page_while_it_runs_and_ends_with_a_finished_one(tmp_path, ablation_file):
+    path = ablation_file(seeds=2, steps=40)
+    results = tmp_path / "results"
+    # One worker leaves the second core to the report process, so a partial page is written while cells train.
+    done = subprocess.run([sys.executable, "-m", "harness.cli.main", "sweep", str(path), "--results", str(results),
+                           "--set", "vocab_size=512", "--workers", "1", "--no-progress"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    sweep = results / "sweeps" / "t"
+    written = rewrites(sweep / "logs" / "report.log")
+    assert any("of 4 cells; partial" in line for line in written), written
+    assert written[-1].startswith("report: 4 of 4 cells in ")
+    page = (sweep / "report.html").read_text()
+    assert "4 of 4 cells: finished" in page and 'http-equiv="refresh"' not in page
