@@ -74,13 +74,11 @@ def serve(results_dir: str, sweep: str, fd: int = 0, answers=None) -> None:
         log(f"{info.progress()} in {time.monotonic() - started:.1f} s → {out}")
 
 
-def confine_to_one_core() -> None:
-    """Run on one core with one thread for BLAS and OpenMP: a rewrite that took every core at once would stall
-    each worker's threads together (OpenMP threads wait for each other at every operation)."""
+def one_thread_per_library() -> None:
+    """One thread for BLAS and OpenMP (set before numpy is imported): a rewrite that ran on every core at once
+    would stall each worker's threads together (OpenMP threads wait for each other at every operation)."""
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[name] = "1"  # before numpy is imported
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
+        os.environ[name] = "1"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
     os.nice(NICE)
-    confine_to_one_core()
+    one_thread_per_library()
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     sys.stdout = sys.stderr  # stdout carries the answers only: anything a library prints goes to the log
     import analysis.report.write  # noqa: F401  the imports (pandas, matplotlib, scipy: seconds) before the first line
