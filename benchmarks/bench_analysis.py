@@ -1,12 +1,17 @@
 """Analysis benchmark: `harness report` and `harness compare` on a 200-run synthetic sweep with full histories.
 
     python benchmarks/bench_analysis.py [--arms 5 --lrs 4 --seeds 10 --steps 1000 --repeats 3 --dir /tmp/bench_analysis [--reuse]]
+                                        [--floor N]
 
 Writes arms × lrs × seeds runs through the real `db.RunWriter` (tests/analysis/synthetic.py: every step logs
 train loss, grad norm, lr, tokens and step time; validation and probes — 4 layers × 4 heads of attention
 logits, output-logit signals — every 50 steps; planted effects, a few divergences and spikes) plus the
 sweep's plan (`db.write_sweep`), then times both commands end to end in fresh processes (Python start-up,
 imports, connect, analysis, output), before and after `harness db compact`.
+
+`--floor N` then times `harness compare` N more times, each next to a bare `python -c "from scipy import
+stats"`: the import that `harness compare` cannot avoid (it computes with scipy.stats, and reads the store in
+a forked child meanwhile), so the difference is what the command adds to it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import argparse
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,6 +66,21 @@ def timed(command: list[str], repeats: int) -> str:
     return ", ".join(pairs) + " s"
 
 
+def seconds(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def floor(compare: list[str], repeats: int) -> None:
+    """`compare` against the bare scipy.stats import, interleaved so both see the same machine."""
+    pairs = [(seconds(compare), seconds([sys.executable, "-c", "from scipy import stats"])) for _ in range(repeats)]
+    for name, values in (("harness compare", [a for a, _ in pairs]), ("python -c 'from scipy import stats'", [b for _, b in pairs])):
+        print(f"{name}: median {statistics.median(values):.2f} s, {min(values):.2f}–{max(values):.2f} s, "
+              f"{sum(v < 2 for v in values)} of {len(values)} under 2 s")
+    print(f"harness compare − the scipy.stats import: median {statistics.median(a - b for a, b in pairs):.2f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arms", type=int, default=5)
@@ -69,6 +90,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dir", help="keep the store here (default: a temporary directory, removed after)")
     parser.add_argument("--reuse", action="store_true", help="time the store already in --dir instead of writing one")
+    parser.add_argument("--floor", type=int, default=0, metavar="N", help="then N runs of compare beside the bare scipy.stats import")
     args = parser.parse_args()
     root = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="bench_analysis-"))
     results = root / "results"
@@ -88,6 +110,8 @@ def main() -> None:
             print(f"-- {stage}")
             print(f"harness report {SWEEP} (fresh process): {report}")
             print(f"harness compare {SWEEP} (fresh process): {compare}")
+        if args.floor:
+            floor([*harness, "compare", SWEEP, "--results", str(results)], args.floor)
         page = db.sweep_dir(results, SWEEP) / "report.html"
         print(f"report.html: {page.stat().st_size / 1e6:.2f} MB; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     finally:
