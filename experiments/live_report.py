@@ -23,6 +23,7 @@ class LiveReport:
         self.process: subprocess.Popen | None = None
         self.sent = self.answered = 0
         self.error: str | None = None
+        self.finished_page = False  # the last page written shows the sweep finished: it is the final page
         self._ended = False
         self._changed = threading.Condition()
 
@@ -38,13 +39,14 @@ class LiveReport:
 
     def _read_answers(self) -> None:
         try:
-            for line in self.process.stdout:  # `wrote N` or `failed N message`
+            for line in self.process.stdout:  # `wrote N partial|finished` or `failed N message`
                 kind, answered, *message = line.rstrip("\n").split(" ", 2) + [""]
                 if kind not in ("wrote", "failed") or not answered.isdigit():
                     continue  # not an answer: nothing to wait for
                 with self._changed:
                     self.answered = int(answered)
                     self.error = (message[0] or "failed") if kind == "failed" else None
+                    self.finished_page = kind == "wrote" and message[0] == "finished"
                     self._changed.notify_all()
         finally:  # whatever happened here, nobody may wait for an answer that cannot come
             with self._changed:
@@ -69,8 +71,12 @@ class LiveReport:
             self._changed.wait_for(lambda: self.answered >= self.sent or self._ended)
 
     def close(self) -> None:
-        """One last rewrite, then the end of the process; `error` says why the last page could not be written."""
-        self.cell_finished()
+        """The last page, then the end of the process; `error` says why the last page could not be written.
+        A page that already shows the sweep finished is the last one (nothing it reads can change any more;
+        compaction changes no query's rows), so it is not drawn again."""
+        self.settle()
+        if not (self.finished_page and self.answered == self.sent):
+            self.cell_finished()
         if self.process is None:
             return
         self.settle()

@@ -6,7 +6,8 @@ its runner says a cell finished.
 Protocol: the runner writes one line to stdin per finished cell. Imports happen once, at start. A rewrite
 starts as soon as a line arrives; lines that arrive during a rewrite are answered by the next one, so every
 finished cell is followed by a rewrite that read the store after it finished. After each rewrite one line
-goes to stdout: `wrote <lines answered so far>` or `failed <lines answered so far> <message>`. At end of
+goes to stdout: `wrote <lines answered so far> partial|finished` (what the page shows) or
+`failed <lines answered so far> <message>`. At end of
 input the process exits, and only then: it ignores SIGINT and SIGTERM, which reach it with the runner's
 process group, so that the runner can still ask for a last rewrite after a Ctrl-C. It runs at nice `NICE`
 in the runner's session (a session of its own would be a scheduler autogroup of its own, where nice counts
@@ -70,7 +71,7 @@ def serve(results_dir: str, sweep: str, fd: int = 0, answers=None) -> None:
             print(f"failed {answered} {message}", file=answers, flush=True)
             log(f"failed after {time.monotonic() - started:.1f} s: {message}")
             continue
-        print(f"wrote {answered}", file=answers, flush=True)
+        print(f"wrote {answered} {'partial' if info.running else 'finished'}", file=answers, flush=True)
         log(f"{info.progress()} in {time.monotonic() - started:.1f} s → {out}")
 
 

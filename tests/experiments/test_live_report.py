@@ -22,8 +22,11 @@ def command(results: Path, sweep: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
+    """Sweep 'qk' (4 finished runs) and sweep 'live' (one finished, one still running)."""
     path = tmp_path_factory.mktemp("live") / "results"
     synthetic.write_planted(path, "qk", {"base": (0.0, 0.002, 2), "rmsnorm": (-0.1, 0.002, 2)}, steps=12)
+    synthetic.write_run(path, "live-0", sweep="live", arm="base", seed=0, lr=None, final=3.0, steps=12)
+    synthetic.write_run(path, "live-1", sweep="live", arm="base", seed=1, lr=None, final=3.0, steps=12, status=None)
     return path
 
 
@@ -32,21 +35,30 @@ def rewrites(log: Path) -> list[str]:
     return [line.split(" ", 1)[1] for line in log.read_text().splitlines() if " report: " in line]
 
 
-def test_every_request_is_answered_and_close_writes_a_last_page(results, tmp_path):
+def test_every_request_is_answered_and_a_finished_page_is_the_last(results, tmp_path):
     log = tmp_path / "report.log"
     live = LiveReport(command(results, "qk"), log)
     live.start()
     for _ in range(3):
         live.cell_finished()
     live.settle()
-    assert (live.sent, live.answered, live.error) == (3, 3, None)
+    assert (live.sent, live.answered, live.error, live.finished_page) == (3, 3, None, True)
     written = rewrites(log)
     assert 1 <= len(written) <= 3  # lines that arrive during a rewrite are answered by the next one
-    page = results / "sweeps" / "qk" / "report.html"
-    assert "4 of 4 cells" in page.read_text()
+    assert "4 of 4 cells: finished" in (results / "sweeps" / "qk" / "report.html").read_text()
     live.close()
     assert live.process.returncode == 0 and live.error is None
-    assert len(rewrites(log)) == len(written) + 1
+    assert rewrites(log) == written  # nothing on the page could change: it is not drawn again
+
+
+def test_close_draws_a_last_page_after_a_partial_one(results, tmp_path):
+    log = tmp_path / "report.log"
+    live = LiveReport(command(results, "live"), log)
+    live.cell_finished()
+    live.settle()
+    assert not live.finished_page and rewrites(log)[-1].startswith("report: 1 of 2 cells; partial in ")
+    live.close()
+    assert live.process.returncode == 0 and live.sent == live.answered == 2 and len(rewrites(log)) == 2
 
 
 def test_a_failed_rewrite_is_reported_and_the_process_keeps_answering(results, tmp_path):
