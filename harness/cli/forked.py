@@ -3,8 +3,9 @@
 `harness compare` spends about one second importing scipy.stats, in Python bytecode that holds the GIL, and
 about half a second reading the store: in a thread the two serialize on the GIL; in a child process they
 take a core each. The child sends back its return value, or one of the `expected` exceptions (user errors,
-raised here as they were there); any other failure, and any platform without `fork`, runs the function in
-this process instead, so a bug shows its own traceback.
+raised here as they were there); any other failure runs the function in this process instead, so a bug
+shows its own traceback. Only on Linux, and only with no other thread running: elsewhere (macOS's system
+libraries are not fork-safe) the function simply runs here.
 """
 
 from __future__ import annotations
