@@ -8,10 +8,10 @@ def _loaded_after(code: str, watched: tuple[str, ...]) -> list[str]:
 
 
 def test_analysis_never_imports_torch():
-    code = "import analysis, analysis.plots, analysis.report.serve, analysis.summary"
+    code = "import analysis, analysis.plots, analysis.report.live, analysis.report.serve, analysis.summary"
     assert _loaded_after(code, ("torch", "lightning")) == []
 
 
 def test_the_compare_path_imports_no_pandas_and_no_plotting():
-    code = "import analysis, analysis.compare, analysis.source"
+    code = "import analysis, analysis.cells, analysis.compare, analysis.comparison, analysis.source"
     assert _loaded_after(code, ("pandas", "matplotlib", "seaborn")) == []
