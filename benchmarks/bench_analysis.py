@@ -52,24 +52,25 @@ def generate(results: Path, arms: int, lrs: int, seeds: int, steps: int) -> int:
     return db.connect(results).execute("SELECT count(*) FROM metrics").fetchone()[0]
 
 
+def seconds(command: list[str]) -> float:
+    """Wall seconds of `command` in a fresh process."""
+    start = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
 def timed(command: list[str], repeats: int) -> str:
     """Wall and CPU (user + system, all threads) seconds of `command` in fresh processes, one pair per repeat.
 
     On a shared machine wall time includes waiting for a core; CPU time is what the command itself costs."""
     pairs = []
     for _ in range(repeats):
-        start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(command, check=True, capture_output=True)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall = seconds(command)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-        pairs.append(f"{time.perf_counter() - start:.2f} wall / {cpu:.2f} CPU")
+        pairs.append(f"{wall:.2f} wall / {cpu:.2f} CPU")
     return ", ".join(pairs) + " s"
-
-
-def seconds(command: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True)
-    return time.perf_counter() - start
 
 
 def floor(compare: list[str], repeats: int) -> None:

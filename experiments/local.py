@@ -96,8 +96,7 @@ class LocalSweep:
                 self.display.show(render(self.sweep, progress, elapsed, eta))
                 if progress.done != last_done:
                     last_done = progress.done
-                    if progress.done < progress.total:  # the last cell's page is the final one, after compaction
-                        self.report.cell_finished()
+                    self.report.cell_finished()
                 self._respawn_dead(progress)
                 if not any(p is not None and p.poll() is None for p in self.processes):
                     break

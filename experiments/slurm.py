@@ -145,7 +145,7 @@ class SlurmLauncher:
             while True:
                 state = reader.read()
                 display.show(render(self.sweep, state, time.monotonic() - started))
-                if last_done is not None and last_done != state.done < state.total:  # the final page comes after compaction
+                if last_done is not None and state.done != last_done:
                     live.cell_finished()
                 last_done = state.done
                 if state.done == state.total:

@@ -53,14 +53,14 @@ def _csv(rows: list[dict], columns: list[str]) -> str:
     return sink.getvalue().rstrip("\n")
 
 
-def read_cells(results_dir, sweep: str, metric: str, baseline: str | None) -> tuple[str, tuple, str | None]:
-    """The sweep's checked cells as plain data (baseline, runs) and, while it runs, its progress line."""
+def read_cells(results_dir, sweep: str, metric: str, baseline: str | None):
+    """The sweep's checked `analysis.cells.Cells` and, while it runs, its progress line."""
     from analysis.compare import finished_cells
     from analysis.source import open_sweep
 
     source = open_sweep(results_dir, sweep)
     cells = finished_cells(source, metric, baseline)
-    return cells.baseline, cells.runs, source.info.progress() if source.info.running else None
+    return cells, source.info.progress() if source.info.running else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,11 +70,10 @@ def run(args: argparse.Namespace) -> int:
 
     # The store is read in a child process (DuckDB, no scipy) while this one imports scipy.stats (no DuckDB).
     with Forked(read_cells, args.results, args.sweep, args.metric, args.baseline, expected=(ConfigError,)) as reading:
-        from analysis.cells import Cells
         from analysis.comparison import COLUMNS, comparison_table
 
-        baseline, runs, partial = reading.result()
-    rows = comparison_table(Cells(baseline, runs), args.min_effect)
+        cells, partial = reading.result()
+    rows = comparison_table(cells, args.min_effect)
     if partial:
         print(f"harness compare: sweep {args.sweep!r} is still running: {partial}", file=sys.stderr)
     if args.format == "csv":
