@@ -33,11 +33,11 @@ def pid_alive(pid: int) -> bool:
 
 
 def dead_segments(con) -> list[tuple[str, int]]:
-    """(run_id, segment) of each run's latest segment that has no status and whose local writer is gone."""
+    """(run_id, segment) of each run's latest counting segment that has no status and whose local writer is gone."""
     rows = con.execute(
-        "SELECT m.run_id, m.segment, m.host, m.pid FROM _manifests m "
-        "JOIN (SELECT run_id, max(segment) AS segment FROM _manifests GROUP BY run_id) l USING (run_id, segment) "
-        "ANTI JOIN _status s USING (run_id, segment)"
+        "SELECT m.run_id, m.segment, m.host, m.pid FROM _counting m "
+        "JOIN (SELECT run_id, max(segment) AS segment FROM _counting GROUP BY run_id) l USING (run_id, segment) "
+        "WHERE m.status IS NULL"
     ).fetchall()
     here = socket.gethostname()
     return [(run_id, segment) for run_id, segment, host, pid in rows if host == here and pid is not None and not pid_alive(pid)]

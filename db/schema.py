@@ -46,6 +46,7 @@ MANIFEST_SCHEMA = pa.schema([
     ("host", pa.string()),
     ("pid", pa.int64()),
     ("config", pa.string()),
+    ("claim", pa.int64()),  # the claim generation the segment was written under (NULL outside sweeps)
 ])
 CONFIG_PREFIX = "config."
 

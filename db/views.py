@@ -2,8 +2,10 @@
 
 Views read the validated shard lists of a `Catalog` (so a corrupt file is never touched). Manifest and
 status shards are tiny and read once into tables; data shards stay on disk and are scanned per query.
-Resumed runs: rows a segment logged at steps ≥ the start step of a later segment of the same run are
-hidden, so every step appears once, from the segment that logged it last.
+Only the segments that count are read (`db/segments.py`: a segment opened by a writer that had lost its claim,
+or after the run's result, is ignored whole). Resumed runs: rows a counting segment logged at steps ≥ the
+start step of a later counting segment are hidden, so every step appears once, from the segment that logged
+it last.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from db.catalog import Catalog
 from db.index import SOURCE_COLUMNS, current_sources
 from db.liveness import dead_segments
 from db.schema import CONFIG_PREFIX, DATA_SCHEMAS, MANIFEST_SCHEMA, STATUS_SCHEMA
+from db.segments import COUNTING_SEGMENTS_SQL
 from db.sql import quote_ident, quote_literal
 from db.sweep_views import create_sweep_views
 
@@ -97,11 +100,17 @@ def create_views(con, catalog: Catalog) -> None:
     """Create the internal tables and the public views (runs, metrics, layer_metrics, events, sweep_cells, sweeps)."""
     _row_table(con, catalog, "manifest", "_manifests", MANIFEST_SCHEMA)
     _row_table(con, catalog, "status", "_status", STATUS_SCHEMA)
+    con.execute("ALTER TABLE _manifests ADD COLUMN IF NOT EXISTS claim BIGINT")  # a store from before fencing
+    con.execute("CREATE VIEW _segments AS SELECT m.*, s.status FROM _manifests m LEFT JOIN _status s USING (run_id, segment)")
+    con.execute(f"CREATE TABLE _counting AS {COUNTING_SEGMENTS_SQL}")
+    # Rows to hide: a counting segment's from the start step of a later counting one (a resume), and every row
+    # of a segment that does not count (from step 0).
     con.execute(
         "CREATE TABLE _superseded AS SELECT * FROM ("
         "  SELECT run_id, segment, min(start_step) OVER (PARTITION BY run_id ORDER BY segment"
-        "    ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS superseded_from FROM _manifests"
-        ") WHERE superseded_from IS NOT NULL"
+        "    ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS superseded_from FROM _counting"
+        ") WHERE superseded_from IS NOT NULL "
+        "UNION ALL SELECT run_id, segment, 0 FROM _manifests ANTI JOIN _counting USING (run_id, segment)"
     )
     dedup = con.execute("SELECT count(*) FROM _superseded").fetchall()[0][0] > 0
     for table in DATA_SCHEMAS:
@@ -114,10 +123,10 @@ def create_views(con, catalog: Catalog) -> None:
     con.execute(f"""
         CREATE VIEW runs AS
         WITH first_segment AS (
-            SELECT * FROM _manifests QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY segment) = 1
+            SELECT * EXCLUDE (status) FROM _counting QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY segment) = 1
         ), last_segment AS (
             SELECT run_id, max(segment) AS segment, count(*) AS n_segments, arg_max(host, segment) AS host
-            FROM _manifests GROUP BY run_id
+            FROM _counting GROUP BY run_id
         ), outcome AS (
             SELECT s.* FROM _status s JOIN last_segment l USING (run_id, segment)
         ), progress AS (

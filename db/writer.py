@@ -68,12 +68,13 @@ def _existing_segments(run_path: Path) -> list[int]:
     return sorted(parse_segment(name) for name in os.listdir(manifest_dir) if is_shard_name(name))
 
 
-def _manifest_table(run_id: str, segment: int, start_step: int, identity: Mapping[str, Any], config: Mapping[str, Any]) -> pa.Table:
+def _manifest_table(run_id: str, segment: int, start_step: int, identity: Mapping[str, Any], config: Mapping[str, Any],
+                    claim: int | None) -> pa.Table:
     flat = flatten_config(config)
     row = {
         "run_id": run_id, "segment": segment, "start_step": start_step, **identity,
         "started_at": _now(), "host": socket.gethostname(), "pid": os.getpid(),
-        "config": json.dumps(flat, sort_keys=True, default=str),
+        "config": json.dumps(flat, sort_keys=True, default=str), "claim": claim,
     }
     fields = list(MANIFEST_SCHEMA)
     arrays = [pa.array([row[f.name]], type=f.type) for f in fields]
@@ -122,6 +123,7 @@ class RunWriter:
         resume_from_step: int | None = None,
         flush_rows: int = DEFAULT_FLUSH_ROWS,
         flush_seconds: float = DEFAULT_FLUSH_SECONDS,
+        claim: int | None = None,
     ) -> "RunWriter":
         """Start run `run_id` (or, with `resume=True`, a new segment of it) and record its manifest.
 
@@ -129,7 +131,8 @@ class RunWriter:
         view. With `resume=True`, `resume_from_step` is the first step this segment logs: rows of earlier
         segments at steps ≥ it are hidden by the views, so a crashed run restarted from its checkpoint
         shows each step once. The identity (sweep, arm, seed, config, params, flops) shown in `runs` is
-        the first segment's.
+        the first segment's. `claim` is the claim generation a sweep worker writes under (docs/internals.md,
+        "Fencing"): a segment opened after one with a higher generation is ignored by every reader.
         """
         check_run_id(run_id)
         if resume and resume_from_step is None:
@@ -141,6 +144,8 @@ class RunWriter:
         start_step = _check_step(resume_from_step) if resume else 0
         identity = {"sweep": sweep, "arm": arm, "seed": seed, "params": params, "flops_per_token": flops_per_token}
         _check_identity(identity)
+        if claim is not None and (isinstance(claim, bool) or not isinstance(claim, int) or claim < 0):
+            raise DbError(f"claim={claim!r} is invalid: expected an integer ≥ 0 (a claim generation) or None.")
         results_dir = Path(results_dir)
         results_dir.mkdir(parents=True, exist_ok=True)
         ensure_version_file(results_dir)
@@ -149,7 +154,7 @@ class RunWriter:
         if segments and not resume:
             raise DbError(f"run {run_id!r} already exists in {results_dir}; pass resume=True to continue it, or pick a new run_id.")
         segment = segments[-1] + 1 if segments else 0
-        manifest = _manifest_table(run_id, segment, start_step, identity, config or {})
+        manifest = _manifest_table(run_id, segment, start_step, identity, config or {}, claim)
         publish_exclusive(path / "manifest" / segment_shard_name(segment), manifest, "manifest")
         return cls(path, run_id, segment, flush_rows, flush_seconds)
 

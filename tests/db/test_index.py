@@ -27,7 +27,7 @@ def test_connect_after_compact_takes_manifests_from_the_index(results, write_run
 
 
 def test_runs_started_resumed_or_finished_after_the_index_still_show(results, write_run):
-    write_run(results, "done")
+    write_run(results, "done", status="interrupted")
     running = db.RunWriter.open(results, "later-finished")
     compact(results)
     write_run(results, "new")
