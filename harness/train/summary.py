@@ -47,6 +47,7 @@ class RunSummary(Callback):
             "status": "diverged" if self.divergence.diverged_at_step is not None else "completed",
             "diverged_at_step": self.divergence.diverged_at_step,
             "steps": trainer.global_step,
+            "initial_loss": _finite_or_none(self.steps.initial_loss),
             "final_train_loss": last.get("train_loss"),
             "val_loss": self.validation.last_val_loss,
             **self.spikes.spike_counts(),
