@@ -5,8 +5,9 @@ and its value goes back to the study.
 - Optuna heartbeats: a trial whose worker was killed is failed by `fail_stale_trials` after the grace
   period, and `RetryHeartbeatStaleTrialCallback` enqueues it again with the same parameters, so its retry has the
   same configs, the same run id, and resumes the run from its checkpoint.
-- A diverged trial is valued at the loss at initialization (its first training loss), as Wortsman et al.'s
-  LR sensitivity counts it, so the sampler learns to avoid the region; a pruned one is told `PRUNED`.
+- A diverged trial is valued at the loss at initialization (the run's `initial_loss`, step 1's loss before any
+  update), as Wortsman et al.'s LR sensitivity counts it, so the sampler learns to avoid the region; a pruned
+  one is told `PRUNED`.
 - Concurrent workers never run more than `trials` trials of a study: a trial asked beyond the count is
   told FAIL (tagged `surplus`) before it trains.
 """
@@ -64,16 +65,21 @@ def check_storage(url: str) -> None:
         raise ConfigError(f"--optuna-storage {url!r} cannot be reached: {first}") from None
 
 
+# The loss at initialization: `initial_loss` at step 0; a run trained before it was recorded falls back to its
+# first logged training loss (exact only with log_every=1; with sparse logging it is lower).
+INITIAL_LOSS_SQL = """
+SELECT value FROM metrics WHERE run_id = ? AND name IN ('initial_loss', 'train_loss')
+ORDER BY name = 'initial_loss' DESC, step LIMIT 1
+"""
+
+
 def trial_value(results_dir: Path, run_id: str) -> tuple[str, float | None]:
-    """(the run's status, the value to tell): final val loss, or for a diverged run its first training loss
-    (its loss at initialization)."""
+    """(the run's status, the value to tell): final val loss, or for a diverged run its loss at initialization."""
     con = db.connect(results_dir)  # one connection: building the views is most of a query's cost
     row = con.execute("SELECT status, final_val_loss FROM runs WHERE run_id = ?", [run_id]).fetchone()
     status, value = row if row else (None, None)
     if status == "diverged":
-        first = con.execute(
-            "SELECT value FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step LIMIT 1", [run_id]
-        ).fetchone()
+        first = con.execute(INITIAL_LOSS_SQL, [run_id]).fetchone()
         value = None if first is None else first[0]
     return status, value
 

@@ -24,7 +24,7 @@ ablation = Ablation(
     "search", "Which LR is best?", base="tiny", tune={{"lr": LogUniform(1e-3, 1e-2)}}, trials={trials},
     sampler="random", pruner="none",
     train=dict(steps={steps}, batch_size=4, seq_len=32, warmup_steps=2, val_every={steps}, val_seqs=4, probe_every=10,
-               probe_seqs=2, checkpoint_every=5, grad_clip=None),
+               probe_seqs=2, checkpoint_every=5, grad_clip=None, log_every={log_every}),
     data=dict(source={source!r}, cache_dir={cache_dir!r}, val_tokens={val_tokens}),
 )
 '''
@@ -32,9 +32,9 @@ ablation = Ablation(
 
 @pytest.fixture
 def search_file(tmp_path, train_data_cfg):
-    def write(trials=4, steps=8):
+    def write(trials=4, steps=8, log_every=1):
         path = tmp_path / "search.py"
-        path.write_text(SEARCH.format(trials=trials, steps=steps, source=train_data_cfg.source,
+        path.write_text(SEARCH.format(trials=trials, steps=steps, log_every=log_every, source=train_data_cfg.source,
                                       cache_dir=train_data_cfg.cache_dir, val_tokens=train_data_cfg.val_tokens))
         return path
     return write
@@ -45,8 +45,24 @@ def the_study(path, results, stale_after=6.0):
     return open_study(study, "search", storage(default_storage(results), 1, stale_after), "test")
 
 
+def step_one_loss(path, results_dir, params):
+    """The oracle for a diverged trial's value: step 1's training loss of the same configs trained apart, one
+    step, logged every step (the initial weights meet step 1's batch whatever the LR and the step count)."""
+    from harness.data import prepare
+    from harness.train.run import RunSpec, train_run
+
+    (study,) = expand(load_ablation(str(path))[0], overrides={"vocab_size": 512}).studies
+    model, train, data = study.configs(params)
+    train_run(RunSpec(model, train.replace(steps=1, log_every=1), data, results_dir, "oracle"),
+              prepare(data, model.vocab_size), progress=False)
+    ((loss,),) = db.connect(results_dir).execute(
+        "SELECT value FROM metrics WHERE run_id = 'oracle' AND name = 'train_loss' AND step = 1").fetchall()
+    return loss
+
+
 def test_two_workers_share_a_study_without_duplicates_and_a_diverged_trial_is_valued_at_its_initial_loss(tmp_path, search_file):
-    path, results = search_file(trials=4), tmp_path / "results"
+    # log_every=5: the first logged loss is the diverged step's, not the loss at initialization.
+    path, results = search_file(trials=4, log_every=5), tmp_path / "results"
     results.mkdir()
     the_study(path, results).enqueue_trial({"lr": 50.0})  # first trial: an LR that diverges
     sweep = start_sweep(path, results, "--workers", "2", "--set", "vocab_size=512")
@@ -61,9 +77,11 @@ def test_two_workers_share_a_study_without_duplicates_and_a_diverged_trial_is_va
     assert [trial for trial, *_ in rows] == [t.number for t in sorted(trials, key=lambda t: t.number)]
     (diverged,) = [row for row in rows if row[1] == 50.0]
     assert diverged[2] == "diverged"
-    (first_loss,) = con.execute("SELECT value FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step LIMIT 1",
-                                [diverged[3]]).fetchone()
-    assert next(t.value for t in trials if t.params["lr"] == 50.0) == pytest.approx(first_loss)
+    (first_logged,) = con.execute("SELECT value FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step LIMIT 1",
+                                  [diverged[3]]).fetchone()
+    oracle = step_one_loss(path, tmp_path / "oracle", {"lr": 50.0})
+    value = next(t.value for t in trials if t.params["lr"] == 50.0)
+    assert value == pytest.approx(oracle, rel=1e-5) and first_logged != pytest.approx(oracle, rel=1e-3)
     best = min((t for t in trials if t.params["lr"] != 50.0), key=lambda t: t.value)
     assert con.execute("SELECT trial, final_val_loss FROM best_trials").fetchone() == (best.number, pytest.approx(best.value))
 
