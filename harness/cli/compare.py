@@ -27,6 +27,9 @@ def register(subparsers) -> None:
     )
     add_sweep_options(parser)
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+    parser.add_argument("--sequential", action="store_true",
+                        help="add the anytime-valid test (valid however the seeds were chosen, e.g. by --until-decided): "
+                        "its interval cs_low..cs_high, seq_verdict and decided_at, the matched seeds at its first decision")
     parser.set_defaults(handler=run)
 
 
@@ -74,6 +77,11 @@ def run(args: argparse.Namespace) -> int:
 
         cells, partial = reading.result()
     rows = comparison_table(cells, args.min_effect)
+    if args.sequential:
+        from analysis.sequential_columns import SEQUENTIAL_COLUMNS, add_sequential
+
+        add_sequential(rows, cells, args.min_effect)
+        COLUMNS = [*COLUMNS, *SEQUENTIAL_COLUMNS]
     if partial:
         print(f"harness compare: sweep {args.sweep!r} is still running: {partial}", file=sys.stderr)
     if args.format == "csv":

@@ -4,6 +4,9 @@ the prior scale it gives a published Bayes factor, its interval is where that or
 simulations with a known truth show what peeking after every seed costs it (nothing) and a fixed-n t-test
 (a lot)."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import integrate, optimize, stats
@@ -11,19 +14,10 @@ from scipy import integrate, optimize, stats
 from analysis.cells import MIN_EFFECT
 from analysis.sequential import ALPHA, confidence_sequence, log_e_values, sequential_test, verdicts
 
+sys.path.insert(0, str(Path(__file__).parent))  # the oracle is shared with the CLI tests
+from sequential_oracle import oracle_decision, oracle_e_value  # noqa: E402
+
 REPLAYS, SEEDS = 1000, 20
-
-
-def oracle_e_value(diffs, null=0.0, c2=1.0):
-    """∫ p(t | θ) N(θ; 0, 1/c²) dθ / p(t | 0) for the one-sample t-statistic of diffs − null: the
-    likelihood ratio of t, whose density under effect θ is the noncentral t with noncentrality θ√n."""
-    d = np.asarray(diffs, dtype=float) - null
-    n = len(d)
-    t = np.sqrt(n) * d.mean() / d.std(ddof=1)
-    prior_sd = 1 / np.sqrt(c2)
-    mixed = integrate.quad(lambda th: stats.nct.pdf(t, n - 1, th * np.sqrt(n)) * stats.norm.pdf(th, 0, prior_sd),
-                           -12 * prior_sd, 12 * prior_sd, points=[0.0], limit=200)[0]
-    return mixed / stats.t.pdf(t, n - 1)
 
 
 @pytest.mark.parametrize("n, c2, shift", [(3, 1.0, 0.2), (8, 1.0, 0.9), (15, 0.3, -0.4), (40, 4.0, 0.1)])
@@ -68,10 +62,8 @@ def test_the_interval_is_where_the_oracle_crosses_one_over_alpha_intersected_ove
     expected_high = np.minimum.accumulate(per_n[:, 1])
     np.testing.assert_allclose(low[1:], expected_low, rtol=1e-6)
     np.testing.assert_allclose(high[1:], expected_high, rtol=1e-6)
-    first = next(n for n in range(2, len(diffs) + 1) if expected_high[n - 2] < 0 or expected_low[n - 2] > 0
-                 or (-MIN_EFFECT < expected_low[n - 2] and expected_high[n - 2] < MIN_EFFECT))
     result = sequential_test(diffs, MIN_EFFECT)
-    assert (result.decided_at, result.verdict) == (first, "better")
+    assert (result.verdict, result.decided_at) == oracle_decision(diffs, MIN_EFFECT) and result.verdict == "better"
     assert (result.low, result.high) == (pytest.approx(expected_low[-1]), pytest.approx(expected_high[-1]))
 
 
