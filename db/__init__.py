@@ -11,7 +11,7 @@ See docs/db.md for the views, the on-disk layout and the guarantees.
 from db.connect import connect, engine
 from db.errors import CorruptShardWarning, DbError, NoResultsError, ReadOnlyQueryError, SchemaVersionError
 from db.paths import resolve_results_dir
-from db.run_state import RunState, run_state
+from db.run_state import RunState, result_summary, run_state
 from db.schema import SCHEMA_VERSION
 from db.sweeps import read_plan, sweep_dir, write_sweep, write_trial
 from db.writer import STATUSES, RunWriter
@@ -30,6 +30,7 @@ __all__ = [
     "engine",
     "read_plan",
     "resolve_results_dir",
+    "result_summary",
     "run_state",
     "sweep_dir",
     "write_sweep",

@@ -88,3 +88,16 @@ def run_state(results_dir: str | os.PathLike, run_id: str) -> RunState:
     counting = counting_segments(Segment(s, claims[s], statuses.get(s)) for s in opened)
     numbers = tuple(s.number for s in counting)
     return RunState(run_id, numbers, {s: statuses[s] for s in numbers if s in statuses}, tuple(opened))
+
+
+def result_summary(results_dir: str | os.PathLike, run_id: str) -> dict | None:
+    """The summary the run's result was closed with (which names its final checkpoint), or None before a
+    result."""
+    import json
+
+    state = run_state(results_dir, run_id)
+    if state.result_segment is None:
+        return None
+    path = os.path.join(run_dir(Path(results_dir), run_id), "status", segment_shard_name(state.result_segment))
+    text = _column(path, "summary")
+    return json.loads(text) if text else {}

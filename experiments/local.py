@@ -17,7 +17,8 @@ import db
 from db.compact import compact
 from experiments.devices import worker_env, worker_slots
 from experiments.live_report import LiveReport
-from experiments.progress import ProgressReader, render
+from experiments.claims import HEARTBEAT_EVERY
+from experiments.progress import EXIT_CELLS_LEFT, ProgressReader, exit_code, left_lines, render
 
 REFRESH_EVERY = 0.5
 MAX_RESPAWNS = 3  # per worker slot: a worker that keeps dying is a bug to read in its log, not to retry forever
@@ -48,9 +49,11 @@ class LocalSweep:
     """Start the workers, watch them and the store, stop them cleanly on a signal."""
 
     def __init__(self, results_dir: Path, sweep: str, *, slots: list[str], retries: int, stale_after: float,
-                 progress: bool, report: list[str] | None, optuna_storage: str | None = None) -> None:
+                 progress: bool, report: list[str] | None, optuna_storage: str | None = None,
+                 heartbeat_every: float = HEARTBEAT_EVERY) -> None:
         self.results_dir, self.sweep = Path(results_dir), sweep
         self.slots, self.retries, self.stale_after, self.optuna_storage = slots, retries, stale_after, optuna_storage
+        self.heartbeat_every = heartbeat_every
         self.reader = ProgressReader(self.results_dir, sweep, retries, stale_after)
         self.display = LiveDisplay(progress)
         self.logs = db.sweep_dir(self.results_dir, sweep) / "logs"
@@ -64,6 +67,7 @@ class LocalSweep:
         threads = max(1, (os.cpu_count() or 1) // max(1, sum(1 for s in self.slots if s == "cpu"))) if self.slots[i] == "cpu" else 1
         command = [sys.executable, "-m", "experiments.worker", "--results", str(self.results_dir), "--sweep", self.sweep,
                    "--worker", f"w{i}", "--retries", str(self.retries), "--stale-after", str(self.stale_after),
+                   "--heartbeat-every", str(self.heartbeat_every),
                    "--threads", str(threads), *(["--optuna-storage", self.optuna_storage] if self.optuna_storage else [])]
         with open(self.logs / f"w{i}.log", "a") as log:  # the child keeps its own copy of the descriptor
             return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -119,8 +123,9 @@ class LocalSweep:
                 self.processes[i] = self._spawn(i)
 
     def _finish(self, trained: bool = True) -> int:
-        """Print the outcome; compact the store and write the final report unless nothing changed."""
-        progress = self.reader.read()
+        """Print the outcome; compact the store and write the final report unless nothing changed. The outcome
+        and the exit code come from one fresh read of the store, nothing remembered from the run."""
+        progress = ProgressReader(self.results_dir, self.sweep, self.retries, self.stale_after).read()
         self.display.show(render(self.sweep, progress))
         if self.stop_signal is not None:
             print(f"sweep {self.sweep}: stopped by {signal.Signals(self.stop_signal).name}; {progress.done} of "
@@ -130,10 +135,11 @@ class LocalSweep:
             self.report.close()
             return 128 + self.stop_signal
         if progress.done < progress.total:
-            print(f"sweep {self.sweep}: {progress.total - progress.done} cells left after the workers ended; see "
-                  f"{self.logs}/ and run the same command again.", file=sys.stderr)
+            print(f"sweep {self.sweep}: {progress.total - progress.done} cells left after the workers ended (exit "
+                  f"{EXIT_CELLS_LEFT}); see {self.logs}/ and run the same command again.", file=sys.stderr)
+            print("\n".join(left_lines(progress)), file=sys.stderr)
             self.report.close()
-            return 1
+            return exit_code(progress)
         if trained or not (db.sweep_dir(self.results_dir, self.sweep) / "report.html").exists():
             self.report.settle()  # no rewrite reads the store while it is compacted
             compact(self.results_dir)  # later queries of a finished sweep read a few merged shards, not thousands
@@ -143,14 +149,14 @@ class LocalSweep:
         for cell in progress.failed_cells:
             print(f"  failed: cell {cell.index} {cell.label} ({cell.run_id}); traceback in the runs view's summary, "
                   f"log under {self.logs}/", file=sys.stderr)
-        return 1 if progress.failed else 0
+        return exit_code(progress)
 
 
 def run_local(results_dir: Path, sweep: str, *, devices: list[str], workers: int | None, per_device: int,
               retries: int, stale_after: float, progress: bool = True, report: list[str] | None = None,
-              optuna_storage: str | None = None) -> int:
+              optuna_storage: str | None = None, heartbeat_every: float = HEARTBEAT_EVERY) -> int:
     """Run a stored sweep plan on this machine; see `LocalSweep`. `report`: the command of the report process
     (experiments.live_report), None for no report."""
     slots = worker_slots(devices, workers, per_device)
     return LocalSweep(results_dir, sweep, slots=slots, retries=retries, stale_after=stale_after, progress=progress,
-                      report=report, optuna_storage=optuna_storage).run()
+                      report=report, optuna_storage=optuna_storage, heartbeat_every=heartbeat_every).run()

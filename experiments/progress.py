@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import db
-from experiments.claims import ClaimInfo, current_claim
+from experiments.claims import BeatWatcher, ClaimInfo, current_claim
 
 DEFAULT_STALE_AFTER = 60.0
 
@@ -32,6 +32,7 @@ class SweepProgress:
     failed: int = 0
     running: list[tuple[CellRef, ClaimInfo]] = field(default_factory=list)
     failed_cells: list[CellRef] = field(default_factory=list)
+    unfinished: list[CellRef] = field(default_factory=list)  # every cell without a result, running or not
 
     @property
     def done(self) -> int:
@@ -69,11 +70,13 @@ def stored_cells(results_dir: Path, sweep: str) -> tuple[list[CellRef], int]:
 
 
 class ProgressReader:
-    """Reads a sweep's progress; finished cells are remembered, so polling costs only the unfinished ones.
-    A search's cells (its trials) appear as they start, so they are listed again at each read."""
+    """Reads a sweep's progress; finished cells are remembered (a result is final, docs/internals.md), so
+    polling costs only the unfinished ones. A search's cells (its trials) appear as they start, so they are
+    listed again at each read. A cell counts as running while its claim is live as this reader watches it."""
 
     def __init__(self, results_dir: Path, sweep: str, retries: int, stale_after: float = DEFAULT_STALE_AFTER) -> None:
-        self.results_dir, self.sweep, self.retries, self.stale_after = Path(results_dir), sweep, retries, stale_after
+        self.results_dir, self.sweep, self.retries = Path(results_dir), sweep, retries
+        self.watcher = BeatWatcher(stale_after)
         self.cells, self.total = stored_cells(self.results_dir, sweep)
         self._final: dict[str, str] = {}
 
@@ -94,8 +97,9 @@ class ProgressReader:
         for cell in self.cells:
             status = self.final_status(cell.run_id)
             if status is None:
+                progress.unfinished.append(cell)
                 claim = current_claim(self.results_dir, cell.run_id)
-                if claim is not None and not claim.stale(self.stale_after):
+                if claim is not None and not self.watcher.stale(claim):
                     progress.running.append((cell, claim))
                 continue
             status = "completed" if status == "pruned" else status  # a pruned trial is a finished result
@@ -103,6 +107,29 @@ class ProgressReader:
             if status == "failed":
                 progress.failed_cells.append(cell)
         return progress
+
+
+# `harness sweep`'s exit codes besides 0 (every cell has a result), 2 (bad input) and 128 + N (signal N).
+EXIT_FAILED = 1  # every cell is finished, but some failed past their retries
+EXIT_CELLS_LEFT = 3  # the workers ended with cells that have no result
+
+
+def exit_code(progress: SweepProgress) -> int:
+    """The sweep's exit code from one read of the store after its workers ended."""
+    if progress.done < progress.total:
+        return EXIT_CELLS_LEFT
+    return EXIT_FAILED if progress.failed else 0
+
+
+def left_lines(progress: SweepProgress, limit: int = 20) -> list[str]:
+    """One line per cell without a result (at most `limit`, then a count), for the closing output."""
+    lines = [f"  left: cell {c.index} {c.label} ({c.run_id})" for c in progress.unfinished[:limit]]
+    if len(progress.unfinished) > limit:
+        lines.append(f"  … and {len(progress.unfinished) - limit} more")
+    not_started = progress.total - progress.done - len(progress.unfinished)
+    if not_started > 0:
+        lines.append(f"  {not_started} search trials not started yet")
+    return lines
 
 
 def _duration(seconds: float) -> str:

@@ -129,12 +129,12 @@ class SlurmLauncher:
 
     def follow(self, job_ids: Sequence[str], progress: bool = True, report=None) -> int:
         """Show the live display until every cell is finished (0; 1 when some failed), or until the jobs left
-        the queue with cells unfinished (1). Ctrl-C stops following only; the jobs keep running."""
+        the queue with cells unfinished (3, naming them). Ctrl-C stops following only; the jobs keep running."""
         from db import sweep_dir
         from db.compact import compact
         from experiments.live_report import LiveReport
         from experiments.local import LiveDisplay
-        from experiments.progress import ProgressReader, render
+        from experiments.progress import ProgressReader, exit_code, left_lines, render
 
         reader = ProgressReader(self.results_dir, self.sweep, self.retries, self.stale_after)
         display, started, asked = LiveDisplay(progress), time.monotonic(), 0.0
@@ -153,15 +153,20 @@ class SlurmLauncher:
                 if time.monotonic() - asked > QUEUE_EVERY:
                     asked = time.monotonic()
                     if not queued(job_ids):
+                        state = ProgressReader(self.results_dir, self.sweep, self.retries, self.stale_after).read()
+                        if state.done == state.total:
+                            break  # the last cell finished between the read above and the queue's answer
                         print(f"sweep {self.sweep}: the jobs left the queue with {state.total - state.done} cells "
                               f"unfinished; logs under {slurm_dir(self.results_dir)}/", file=sys.stderr)
+                        print("\n".join(left_lines(state)), file=sys.stderr)
                         live.close()
-                        return 1
+                        return exit_code(state)
                 time.sleep(FOLLOW_EVERY)
         except KeyboardInterrupt:
             live.abandon()
             print(f"\nstopped following; the jobs keep running (cancel: scancel {_array_ids(job_ids)})", file=sys.stderr)
             return 130
+        state = ProgressReader(self.results_dir, self.sweep, self.retries, self.stale_after).read()  # the truth now
         live.settle()  # no rewrite reads the store while it is compacted
         compact(self.results_dir)
         live.close()
@@ -170,7 +175,7 @@ class SlurmLauncher:
         for cell in state.failed_cells:
             print(f"  failed: cell {cell.index} {cell.label} ({cell.run_id}); log {failed_cell_log(self.results_dir, cell.run_id)}",
                   file=sys.stderr)
-        return 1 if state.failed else 0
+        return exit_code(state)
 
 
 def _array_ids(job_ids: Sequence[str]) -> str:

@@ -3,7 +3,9 @@ claims cell after cell of a sweep's stored plan and trains it, until no cell nee
 
 A diverged cell is finished. A cell whose previous worker died resumes from its last checkpoint (or
 starts again at step 0 as a new segment). A cell that raised is retried until it failed `retries + 1`
-times. SIGINT/SIGTERM stop the cell in flight at its next step with a checkpoint (status `interrupted`)
+times. A cell whose claim this worker lost (it stalled past `--stale-after` and another worker took the
+cell over) gets nothing more from it, not even a failure record: it logs one line and goes on with the next
+cell. SIGINT/SIGTERM stop the cell in flight at its next step with a checkpoint (status `interrupted`)
 and end the worker with exit code 128 + signal. Run as `python -m experiments.worker --results DIR --sweep NAME`.
 """
 
@@ -20,11 +22,11 @@ from pathlib import Path
 
 import db
 from experiments.cell import Cell
-from experiments.claims import Claim, Heartbeat, try_claim
+from experiments.claims import HEARTBEAT_EVERY, BeatWatcher, Claim, Heartbeat, check_stale_after, try_claim
 from experiments.progress import DEFAULT_STALE_AFTER
 
-HEARTBEAT_EVERY = 2.0  # seconds; also how fresh the live display's step counts are
 POLL_EVERY = 1.0
+LOST = "lost"  # what `_train` returns for a cell whose claim this worker lost
 
 
 def _log(worker: str, message: str) -> None:
@@ -44,10 +46,6 @@ class _StepReporter:
 
             def log_metrics(self, metrics, step=None) -> None:
                 heartbeat.step = step
-                if heartbeat.claim.lost():
-                    from harness.train.interrupt import request_stop
-
-                    request_stop()  # someone took the cell over (we looked dead): stop at the next step
 
             def log_hyperparams(self, *args, **kwargs) -> None:
                 pass
@@ -59,9 +57,11 @@ class Worker:
     """The claim loop over one sweep's plan."""
 
     def __init__(self, results_dir: Path, sweep: str, name: str, retries: int, stale_after: float,
-                 optuna_storage: str | None = None) -> None:
+                 optuna_storage: str | None = None, heartbeat_every: float = HEARTBEAT_EVERY) -> None:
+        check_stale_after(stale_after, heartbeat_every)
         self.results_dir, self.sweep, self.name = Path(results_dir), sweep, name
-        self.retries, self.stale_after = retries, stale_after
+        self.retries, self.stale_after, self.heartbeat_every = retries, stale_after, heartbeat_every
+        self.watcher = BeatWatcher(stale_after)
         self.cells = [Cell.from_plan_row(row) for row in db.read_plan(results_dir, sweep).to_pylist()]
         self.searches = self._searches(optuna_storage)
         self._finished: set[str] = set()
@@ -99,45 +99,62 @@ class Worker:
             self._prepared[key] = prepare(cell.data, cell.model.vocab_size)
         return self._prepared[key]
 
+    def _claim(self, cell: Cell) -> Claim | None:
+        return try_claim(self.results_dir, cell.run_id, worker=self.name, sweep=self.sweep, watcher=self.watcher)
+
     def _train(self, cell: Cell, claim: Claim, callbacks=(), also=None):
-        """Train the claimed cell; returns the outcome, or None when it raised (stored as a failed segment)."""
+        """Train the claimed cell; returns the outcome, None when it raised (stored as a failed segment), or
+        LOST when the claim was lost (nothing more was written)."""
+        from experiments.fence import ClaimFence
+        from harness.train.fencing import FenceLost
         from harness.train.run import RunSpec, check_run_inputs, train_run
 
-        state = db.run_state(self.results_dir, cell.run_id)
-        spec = RunSpec(cell.model, cell.train, cell.data, self.results_dir, cell.run_id, resume=state.exists,
-                       sweep=self.sweep, arm=cell.arm)
-        how = "resuming" if state.exists else "starting"
-        _log(self.name, f"{how} {cell.label} ({cell.run_id})")
-        with Heartbeat(claim, HEARTBEAT_EVERY, cell.train.steps, also) as heartbeat:
+        with Heartbeat(claim, self.heartbeat_every, cell.train.steps, also) as heartbeat:
+            fence = ClaimFence(self.results_dir, claim, heartbeat, self.retries)
+            state = db.run_state(self.results_dir, cell.run_id)
+            spec = RunSpec(cell.model, cell.train, cell.data, self.results_dir, cell.run_id, resume=state.exists,
+                           sweep=self.sweep, arm=cell.arm)
+            _log(self.name, f"{'resuming' if state.exists else 'starting'} {cell.label} ({cell.run_id}, claim {claim.generation})")
             try:
                 prepared = self._data(cell)
                 check_run_inputs(prepared, cell.train)
                 outcome = train_run(spec, prepared, extra_loggers=[_StepReporter.make(heartbeat)], progress=False,
-                                    extra_callbacks=callbacks)
+                                    extra_callbacks=callbacks, fence=fence)
+            except FenceLost as lost:
+                _log(self.name, f"{cell.label}: lost the cell to another worker, {lost}; going on with the next cell")
+                return LOST
             except Exception as error:  # a crash of this cell is data about the infrastructure: store it, retry
-                self._record_failure(cell, state, error)
-                return None
+                return self._record_failure(cell, state, error, fence)
         _log(self.name, f"{cell.label}: {outcome.status}")
         return outcome
 
-    def _record_failure(self, cell: Cell, before: db.RunState, error: Exception) -> None:
+    def _record_failure(self, cell: Cell, before: db.RunState, error: Exception, fence) -> None | str:
         """Make sure the attempt counts as a failed segment with its traceback, even when it raised before the
-        run's writer opened (bad data, a device error at set-up)."""
+        run's writer opened (bad data, a device error at set-up); LOST (nothing recorded) without the claim."""
+        from harness.train.fencing import FenceLost
+
         text = traceback.format_exc()
         _log(self.name, f"{cell.label} raised {type(error).__name__}: {error}\n{text}")
         after = db.run_state(self.results_dir, cell.run_id)
         if after.failures > before.failures:
-            return
+            return None
         from harness.train.checkpoints import checkpoint_step, last_checkpoint
 
         ckpt = last_checkpoint(self.results_dir, cell.run_id)
         start = checkpoint_step(ckpt) + 1 if ckpt is not None else 0
+        try:
+            fence.check("record a failure")
+        except FenceLost as lost:
+            _log(self.name, f"{cell.label}: lost the cell to another worker, {lost}; going on with the next cell")
+            return LOST
         writer = db.RunWriter.open(self.results_dir, cell.run_id, sweep=self.sweep, arm=cell.arm, seed=cell.seed,
-                                   resume=True, resume_from_step=start)
+                                   resume=True, resume_from_step=start, claim=fence.generation)
         writer.close("failed", summary={"error": f"{type(error).__name__}: {error}", "traceback": text})
+        return None
 
     def run(self) -> int:
         """Claim and train until every cell is finished; 0, or 128 + signal when stopped by one."""
+        import harness.train.run  # noqa: F401  torch and Lightning before the first claim, not on its clock
         from harness.train.interrupt import stop_on_signals, stop_requested
 
         with stop_on_signals():
@@ -148,16 +165,15 @@ class Worker:
                 for cell in self.cells:
                     if not self._needs_work(cell):
                         continue
-                    claim = try_claim(self.results_dir, cell.run_id, worker=self.name, sweep=self.sweep,
-                                      stale_after=self.stale_after)
+                    claim = self._claim(cell)
                     if claim is None:
                         waiting = True  # someone else trains it; if they die, it comes back to us
                         continue
                     if not self._needs_work(cell):  # finished between our look and our claim
-                        claim.beat(released=True)
+                        claim.release()
                         continue
                     outcome = self._train(cell, claim)
-                    if outcome is not None and outcome.interrupted is not None:
+                    if outcome not in (None, LOST) and outcome.interrupted is not None:
                         _log(self.name, f"stopped at step {outcome.interrupted.step} of cell {cell.index}")
                         return 128 + outcome.interrupted.signum
                     trained = True
@@ -204,17 +220,23 @@ class Worker:
 
     def _train_trial(self, runner, trial, cell: Cell, pruning) -> str:
         """Train (or adopt, when identical configs already ran) one trial and tell the study its value."""
+        label = f"trial {trial.number} of {runner.study.name(self.sweep)} {trial.params}"
         while True:
             if db.run_state(self.results_dir, cell.run_id).result is not None:
-                runner.tell(trial, None, cell.run_id)  # these exact configs already ran: reuse the result
+                if not _finished(runner, trial):  # a trial failed as stale while we stalled is the study's past
+                    runner.tell(trial, None, cell.run_id)  # these exact configs already ran: reuse the result
                 return "told"
-            claim = try_claim(self.results_dir, cell.run_id, worker=self.name, sweep=self.sweep, stale_after=self.stale_after)
-            if claim is not None:
-                break
-            runner.heartbeat(trial)
-            time.sleep(POLL_EVERY)  # the same configs are training elsewhere: wait for their result
-        label = f"trial {trial.number} of {runner.study.name(self.sweep)} {trial.params}"
-        outcome = self._train(cell, claim, callbacks=[pruning], also=lambda: runner.heartbeat(trial))
+            claim = self._claim(cell)
+            if claim is None:
+                runner.heartbeat(trial)
+                time.sleep(POLL_EVERY)  # the same configs are training elsewhere: wait for their result
+                continue
+            if db.run_state(self.results_dir, cell.run_id).result is not None:  # finished between look and claim
+                claim.release()
+                continue
+            outcome = self._train(cell, claim, callbacks=[pruning], also=lambda: runner.heartbeat(trial))
+            if outcome != LOST:
+                break  # LOST: the worker that took the cell over finishes it; its result is this trial's value
         if outcome is not None and outcome.interrupted is not None:
             self.stopped_by = outcome.interrupted.signum
             return "stopped"  # the trial stays RUNNING; its heartbeat stops, so it is failed and re-queued
@@ -223,6 +245,11 @@ class Worker:
             runner.optuna_study.enqueue_trial(trial.params)  # raised: try the same configs again
         _log(self.name, f"{label}: told")
         return "told"
+
+
+def _finished(runner, trial) -> bool:
+    """Whether the study already closed the trial (failed as stale while its worker was stalled)."""
+    return runner.optuna_study._storage.get_trial(trial._trial_id).state.is_finished()
 
 
 def default_storage(results_dir: Path) -> str:
@@ -237,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worker", default=f"{socket.gethostname()}-{os.getpid()}")
     parser.add_argument("--retries", type=int, default=1)
     parser.add_argument("--stale-after", type=float, default=DEFAULT_STALE_AFTER)
+    parser.add_argument("--heartbeat-every", type=float, default=HEARTBEAT_EVERY)
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--optuna-storage", help="SQLAlchemy URL of the searches' Optuna storage (default: SQLite in the results dir)")
     args = parser.parse_args(argv)
@@ -244,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         torch.set_num_threads(args.threads)
-    return Worker(args.results, args.sweep, args.worker, args.retries, args.stale_after, args.optuna_storage).run()
+    return Worker(args.results, args.sweep, args.worker, args.retries, args.stale_after, args.optuna_storage,
+                  args.heartbeat_every).run()
 
 
 if __name__ == "__main__":

@@ -29,7 +29,10 @@ def register(subparsers) -> None:
                         help="workers sharing one GPU (tiny proxies), local or SLURM")
     parser.add_argument("--retries", type=int, default=1, metavar="N", help="retries of a cell that raised before it is stored as failed (default 1)")
     parser.add_argument("--stale-after", type=float, default=60.0, metavar="S",
-                        help="seconds without a heartbeat after which another worker takes a cell over (default 60)")
+                        help="seconds a worker's heartbeat may stay unchanged before another worker, on any host, takes "
+                        "its cell over (default 60; at least 5 heartbeats)")
+    parser.add_argument("--heartbeat-every", type=float, default=2.0, metavar="S",
+                        help="seconds between a worker's heartbeats (default 2)")
     parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
     parser.add_argument("--dry-run", action="store_true", help="list every cell and an estimated time; train nothing")
     parser.add_argument("--status", action="store_true", help="show the progress of this sweep from the store and exit")
@@ -43,6 +46,7 @@ def register(subparsers) -> None:
 
 
 def _check_options(args) -> None:
+    from experiments.claims import check_stale_after
     from harness.config.base import ConfigError
 
     for option in ("steps", "seeds", "workers"):
@@ -51,8 +55,7 @@ def _check_options(args) -> None:
             raise ConfigError(f"--{option} {value} is invalid: must be ≥ 1.")
     if args.retries < 0:
         raise ConfigError(f"--retries {args.retries} is invalid: must be ≥ 0.")
-    if args.stale_after <= 0:
-        raise ConfigError(f"--stale-after {args.stale_after} is invalid: must be > 0 seconds.")
+    check_stale_after(args.stale_after, args.heartbeat_every)
     if args.dry_run and args.status:
         raise ConfigError("--dry-run and --status: give one.")
 
@@ -114,7 +117,8 @@ def sweep(args: argparse.Namespace) -> int:
             print(closing_lines(results_dir, plan.name))
         return code
     code = run_local(results_dir, plan.name, devices=devices, workers=args.workers, per_device=args.per_device,
-                     retries=args.retries, stale_after=args.stale_after, progress=not args.no_progress,
+                     retries=args.retries, stale_after=args.stale_after, heartbeat_every=args.heartbeat_every,
+                     progress=not args.no_progress,
                      report=None if args.no_report else report_command(results_dir, plan.name),
                      optuna_storage=args.optuna_storage)
     print(closing_lines(results_dir, plan.name))

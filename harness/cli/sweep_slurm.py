@@ -47,7 +47,8 @@ def slurm_launcher(args, results_dir: Path, sweep: str):
         cpus_per_task=args.cpus_per_task, mem=args.mem, time=args.time or "1:00:00", account=args.account,
         qos=args.qos, array_parallelism=args.array_parallelism, tasks_per_gpu=args.per_device, retries=args.retries,
         stale_after=args.stale_after,
-        worker_args=("--optuna-storage", args.optuna_storage) if args.optuna_storage else (),
+        worker_args=("--heartbeat-every", str(args.heartbeat_every),
+                     *(("--optuna-storage", args.optuna_storage) if args.optuna_storage else ())),
     )
     launcher.check()
     return launcher

@@ -31,6 +31,17 @@ def last_checkpoint(results_dir: Path, run_id: str) -> Path | None:
     return path if path.exists() else None
 
 
+def run_checkpoint(results_dir: Path, run_id: str) -> Path | None:
+    """The checkpoint that stands for the run: for a run with a result, the final checkpoint its result names
+    (a late writer re-pointing `last.ckpt` cannot change it); otherwise the newest one."""
+    import db
+
+    named = (db.result_summary(results_dir, run_id) or {}).get("checkpoint")
+    if named is not None and (checkpoint_dir(results_dir, run_id) / named).exists():
+        return checkpoint_dir(results_dir, run_id) / named
+    return last_checkpoint(results_dir, run_id)
+
+
 def load_checkpoint(path: Path) -> dict:
     """A checkpoint's contents, on CPU; ConfigError (nothing unpickled) if it holds more than tensors and
     plain data."""

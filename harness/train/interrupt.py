@@ -7,16 +7,14 @@ A second Ctrl-C while a stop is pending interrupts at once (Python's usual Keybo
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Iterator
 
 from lightning.pytorch import Callback
 
-from harness.train.checkpoints import LAST
+from harness.train.checkpointing import RunCheckpoints
 
 _requested: list[int] = []  # the signal numbers received; process-wide, like the signals themselves
 
@@ -68,19 +66,12 @@ def clear_stop_request() -> None:
     _requested.clear()
 
 
-def _point_last_at(ckpt_dir: Path, name: str) -> None:
-    tmp = ckpt_dir / f".{LAST}.tmp-{os.getpid()}"
-    tmp.unlink(missing_ok=True)
-    os.symlink(name, tmp)
-    os.replace(tmp, ckpt_dir / LAST)
-
-
 class StopOnRequest(Callback):
-    """At the first finished optimizer step after a stop request: checkpoint (as `last.ckpt`), mark the
-    results loggers interrupted, and raise `RunInterrupted`."""
+    """At the first finished optimizer step after a stop request: checkpoint (as `last.ckpt`, through the
+    run's fenced `RunCheckpoints`), mark the results loggers interrupted, and raise `RunInterrupted`."""
 
-    def __init__(self, ckpt_dir: Path) -> None:
-        self.ckpt_dir = Path(ckpt_dir)
+    def __init__(self, checkpoints: RunCheckpoints) -> None:
+        self.checkpoints = checkpoints
 
     def on_train_start(self, trainer, pl_module) -> None:
         # Lightning's own SIGTERM handler ends the fit at the next micro-batch (also mid-accumulation), before
@@ -92,9 +83,7 @@ class StopOnRequest(Callback):
         if signum is None or pl_module.finished_step_values() is None:
             return
         step = trainer.global_step
-        name = f"step{step:07d}.ckpt"
-        trainer.save_checkpoint(self.ckpt_dir / name)
-        _point_last_at(self.ckpt_dir, name)
+        self.checkpoints.save(trainer)
         for logger in trainer.loggers:
             if hasattr(logger, "interrupted_at_step"):
                 logger.interrupted_at_step = step

@@ -12,14 +12,15 @@ from tokenizers import Tokenizer
 from harness.config.base import ConfigError
 from harness.config.model import ModelConfig
 from harness.model import Transformer, build_model
-from harness.train.checkpoints import CONFIGS_KEY, TOKENIZER, checkpoint_dir, last_checkpoint, load_checkpoint
+from harness.train.checkpoints import CONFIGS_KEY, TOKENIZER, checkpoint_dir, load_checkpoint, run_checkpoint
 
 MODEL_PREFIX = "model."  # LitLM keeps the Transformer as `self.model`
 
 
 def load_trained(results_dir: Path, run_id: str) -> tuple[Transformer, Tokenizer]:
-    """The run's model at its last checkpoint (eval mode, CPU) and its tokenizer; ConfigError if absent."""
-    path = last_checkpoint(results_dir, run_id)
+    """The run's model at its final checkpoint (its result's, else the newest; eval mode, CPU) and its
+    tokenizer; ConfigError if absent."""
+    path = run_checkpoint(results_dir, run_id)
     if path is None:
         raise ConfigError(f"run {run_id!r} has no checkpoint in {checkpoint_dir(results_dir, run_id)}; check the run id and --results.")
     checkpoint = load_checkpoint(path)

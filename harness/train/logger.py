@@ -19,6 +19,7 @@ from lightning.pytorch.loggers import Logger
 from lightning.pytorch.utilities import rank_zero_only
 
 from db import RunWriter
+from harness.train.fencing import UNFENCED, Fence, FenceLost
 
 
 class ResultsLogger(Logger):
@@ -37,6 +38,7 @@ class ResultsLogger(Logger):
         params: int | None = None,
         flops_per_token: float | None = None,
         resume_from_step: int | None = None,
+        fence: Fence = UNFENCED,
     ) -> None:
         super().__init__()
         self.results_dir = Path(results_dir)
@@ -48,6 +50,9 @@ class ResultsLogger(Logger):
         self.interrupted_at_step: int | None = None  # set by StopOnRequest once its checkpoint is written
         self.pruned_at_step: int | None = None  # set by a search's pruning callback: a result, stopped early
         self.summary: dict[str, Any] = {}
+        self.checkpoint: str | None = None  # set by RunCheckpoints at the end: the result names its final checkpoint
+        self.fence = fence
+        self.fence_lost: FenceLost | None = None  # set when the claim was lost: the segment is left as it is
         self._writer: RunWriter | None = None
 
     @property
@@ -66,9 +71,11 @@ class ResultsLogger(Logger):
     def experiment(self) -> RunWriter:
         """The run's `db.RunWriter`, opened (or resumed as a new segment) on first use."""
         if self._writer is None:
+            self.fence.check("open a segment")
             self._writer = RunWriter.open(
                 self.results_dir, self.run_id, config=self.config, **self._identity,
                 resume=self.resume_from_step is not None, resume_from_step=self.resume_from_step,
+                claim=self.fence.generation,
             )
         return self._writer
 
@@ -105,6 +112,16 @@ class ResultsLogger(Logger):
         anything else failed, with the exception Lightning is handling (its traceback) in the summary."""
         if self._writer is None or self._writer.closed:
             return
+        error = sys.exc_info()[1]  # Lightning finalizes from inside its `except` block
+        try:
+            if isinstance(error, FenceLost):
+                raise error
+            self.fence.check("close the segment")
+        except FenceLost as lost:  # someone else holds the cell now: this segment stays as it is
+            self.fence_lost = lost
+            return
+        if self.checkpoint is not None:
+            self.summary = {**self.summary, "checkpoint": self.checkpoint}
         if self.diverged_at_step is not None:
             self._writer.close("diverged", diverged_at_step=self.diverged_at_step, summary=self.summary)
         elif self.pruned_at_step is not None:
@@ -114,7 +131,6 @@ class ResultsLogger(Logger):
         elif status in ("success", "finished"):
             self._writer.close("completed", summary=self.summary)
         else:
-            error = sys.exc_info()[1]  # Lightning finalizes from inside its `except` block
             failure = {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()} if error else {}
             self._writer.close("failed", summary={**self.summary, **failure})
 

@@ -16,7 +16,6 @@ from typing import Any, Iterator, Sequence
 
 import torch
 from lightning.pytorch import Callback, Trainer, seed_everything
-from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.loggers import Logger
 from lightning.pytorch.plugins.environments import LightningEnvironment, SLURMEnvironment
 
@@ -27,7 +26,9 @@ from harness.config.model import ModelConfig
 from harness.config.train import TrainConfig
 from harness.data import PreparedData, TokenDataModule
 from harness.train.checkpoints import TOKENIZER, checkpoint_dir, checkpoint_step, last_checkpoint
+from harness.train.checkpointing import RunCheckpoints
 from harness.train.divergence import DivergenceMonitor
+from harness.train.fencing import UNFENCED, Fence, StopWhenFenced
 from harness.train.interrupt import RunInterrupted, StopOnRequest, clear_stop_request, stop_on_signals
 from harness.train.lit import LitLM
 from harness.train.logger import FlushOnCheckpoint, ResultsLogger
@@ -104,12 +105,11 @@ def telemetry_callbacks(train: TrainConfig, model: ModelConfig) -> list:
     return [divergence, steps, spikes, probes, validation, RunSummary(steps, probes, spikes, divergence, validation)]
 
 
-def build_trainer(train: TrainConfig, device: str, callbacks: list, loggers: list, progress: bool, ckpt_dir: Path) -> Trainer:
-    """A single-device Trainer: our callbacks measure and validate, so Lightning's own loops stay off."""
-    checkpoints = ModelCheckpoint(
-        dirpath=ckpt_dir, filename="step{step:07d}", auto_insert_metric_name=False,
-        every_n_train_steps=train.checkpoint_every, save_top_k=1, save_last="link",
-    )
+def build_trainer(train: TrainConfig, device: str, callbacks: list, loggers: list, progress: bool,
+                  checkpoints: RunCheckpoints, fence: Fence = UNFENCED) -> Trainer:
+    """A single-device Trainer: our callbacks measure, validate and checkpoint, so Lightning's own loops stay off."""
+    if fence is not UNFENCED:
+        callbacks = [StopWhenFenced(fence), *callbacks]  # first: a lost claim writes no row of its step
     if progress:
         callbacks = [*callbacks, StepProgressBar(train.steps * train.grad_accum)]
     return Trainer(
@@ -121,13 +121,14 @@ def build_trainer(train: TrainConfig, device: str, callbacks: list, loggers: lis
         accumulate_grad_batches=train.grad_accum,
         limit_val_batches=0,
         num_sanity_val_steps=0,
-        callbacks=[*callbacks, FlushOnCheckpoint(), checkpoints, StopOnRequest(ckpt_dir)],
+        callbacks=[*callbacks, FlushOnCheckpoint(), checkpoints, StopOnRequest(checkpoints)],
         logger=loggers,
         plugins=[cluster_environment()],
         enable_progress_bar=progress,
         enable_model_summary=False,
         deterministic=device == "cpu",
-        default_root_dir=ckpt_dir,
+        default_root_dir=checkpoints.ckpt_dir,
+        enable_checkpointing=False,
     )
 
 
@@ -172,10 +173,12 @@ def process_flags(train: TrainConfig, device: str) -> Iterator[None]:
 
 def train_run(
     spec: RunSpec, data: PreparedData, extra_loggers: Sequence[Logger] = (), progress: bool = True,
-    extra_callbacks: Sequence[Callback] = (),
+    extra_callbacks: Sequence[Callback] = (), fence: Fence = UNFENCED,
 ) -> RunOutcome:
     """Train (or, with `spec.resume`, continue) one arm; a divergence is an outcome, not an exception, and so
-    is a stop requested by SIGINT/SIGTERM (status `interrupted`, after a checkpoint at the current step)."""
+    is a stop requested by SIGINT/SIGTERM (status `interrupted`, after a checkpoint at the current step).
+    A sweep worker passes the `fence` of its claim: every write checks it, and `FenceLost` is raised once the
+    claim is lost (the run then wrote nothing after noticing)."""
     quiet_lightning()
     train, model_cfg = spec.train, spec.model
     device = resolve_device(train)
@@ -197,18 +200,23 @@ def train_run(
         config={**model_cfg.to_dict(), **train.to_dict(), **spec.data.to_dict(), "corpus_hash": data.corpus_hash},
         sweep=spec.sweep, arm=spec.arm, seed=train.seed,
         params=calc.params(model_cfg), flops_per_token=calc.flops_per_token(model_cfg, train.seq_len),
-        resume_from_step=start_step,
+        resume_from_step=start_step, fence=fence,
     )
     callbacks = [*telemetry_callbacks(train, model_cfg), *extra_callbacks]  # extras see this step's telemetry
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     data.tokenizer.save(str(ckpt_dir / TOKENIZER))  # `harness sample` decodes with exactly this tokenizer
     with process_flags(train, device), stop_on_signals():
-        trainer = build_trainer(train, device, callbacks, [results, *extra_loggers], progress, ckpt_dir)
+        checkpoints = RunCheckpoints(ckpt_dir, train.checkpoint_every, fence, resume_from)
+        trainer = build_trainer(train, device, callbacks, [results, *extra_loggers], progress, checkpoints, fence)
         try:
             trainer.fit(module, datamodule=datamodule, ckpt_path=resume_from, weights_only=True)  # no code runs on load
         except RunInterrupted as stop:
             clear_stop_request()  # handled: the caller sees it in the outcome; a next run must not stop at once
+            if results.fence_lost is not None:
+                raise results.fence_lost from None
             return RunOutcome(spec.run_id, "interrupted", {"steps": stop.step}, ckpt_dir, stop)
+    if results.fence_lost is not None:  # lost by the time the segment would close: it was left open
+        raise results.fence_lost
     summary = next(c for c in callbacks if isinstance(c, RunSummary)).summary
     status = "pruned" if results.pruned_at_step is not None else summary["status"]
     return RunOutcome(spec.run_id, status, summary, ckpt_dir)

@@ -1,0 +1,43 @@
+"""The fence a sweep worker hands to training (`harness.train.fencing.Fence`): a write into a cell is allowed
+only while the worker's claim generation is the live one and the cell has no result.
+
+The check reads the claims folder and the run's segments (a few small files, ~1 ms); `lost()` is the
+heartbeat's flag, so the step loop pays no I/O for it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import db
+from experiments.claims import Claim, Heartbeat
+from harness.train.fencing import FenceLost
+
+
+class ClaimFence:
+    """The fence of one held claim; `retries` decides when failures make the cell finished."""
+
+    def __init__(self, results_dir: Path, claim: Claim, heartbeat: Heartbeat, retries: int) -> None:
+        self.results_dir, self.claim, self.heartbeat, self.retries = Path(results_dir), claim, heartbeat, retries
+        self.generation = claim.generation
+        self._lost = False
+
+    def why_not(self) -> str | None:
+        """Why this worker may no longer write into the cell, or None while it may."""
+        if self.claim.lost():
+            return f"claim {self.generation} was taken over"
+        state = db.run_state(self.results_dir, self.claim.run_id)
+        if state.result is not None:
+            return f"the run is {state.result} already"
+        if state.failures > self.retries:
+            return f"the run failed {state.failures} times already"
+        return None
+
+    def check(self, what: str) -> None:
+        reason = self.why_not()
+        if reason is not None:
+            self._lost = True
+            raise FenceLost(f"not writing ({what}): {reason}")
+
+    def lost(self) -> bool:
+        return self._lost or self.heartbeat.lost

@@ -1,0 +1,71 @@
+"""The run's checkpoints: every `checkpoint_every` steps, at a requested stop and at the end of training, each
+written under the fence and named with the claim generation, so writers of two generations never share a
+file; `last.ckpt` is a symlink replaced atomically, and only the newest checkpoint is kept.
+
+In place of Lightning's ModelCheckpoint, whose `last` link is removed and re-created (a reader in between
+finds none) and which has no place for a fence check between writing a file and linking it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from lightning.pytorch import Callback
+
+from harness.train.checkpoints import LAST
+from harness.train.fencing import UNFENCED, Fence
+
+CLAIM_KEY = "harness_claim"  # the claim generation a checkpoint was written under (None outside sweeps)
+
+
+def point_last_at(ckpt_dir: Path, name: str) -> None:
+    """Re-point `last.ckpt` at `name` in one rename: a reader sees the old target or the new one."""
+    tmp = ckpt_dir / f".{LAST}.tmp-{os.getpid()}"
+    tmp.unlink(missing_ok=True)
+    os.symlink(name, tmp)
+    os.replace(tmp, ckpt_dir / LAST)
+
+
+class RunCheckpoints(Callback):
+    """Writes the checkpoints; `latest` is the name of the newest one this segment stands on (the one it
+    resumed from until it writes its own), which a closing result names in its summary."""
+
+    def __init__(self, ckpt_dir: Path, every: int, fence: Fence = UNFENCED, resumed_from: Path | None = None) -> None:
+        self.ckpt_dir, self.every, self.fence = Path(ckpt_dir), every, fence
+        self.latest: str | None = os.path.basename(os.path.realpath(resumed_from)) if resumed_from else None
+        self._saved_step: int | None = None
+
+    def name(self, step: int) -> str:
+        generation = self.fence.generation
+        return f"step{step:07d}" + ("" if generation is None else f"-g{generation}") + ".ckpt"
+
+    def save(self, trainer) -> str:
+        """Write a checkpoint of the current step, point `last.ckpt` at it, remove the one it replaces."""
+        step = trainer.global_step
+        if step == self._saved_step:
+            return self.latest  # a stop requested at a periodic checkpoint's step: that one is the stop's
+        name = self.name(step)
+        self.fence.check(f"checkpoint {name}")
+        trainer.save_checkpoint(self.ckpt_dir / name)
+        self.fence.check(f"point {LAST} at {name}")
+        point_last_at(self.ckpt_dir, name)
+        previous, self.latest, self._saved_step = self.latest, name, step
+        if previous is not None and previous != name:
+            self.fence.check(f"remove {previous}")
+            (self.ckpt_dir / previous).unlink(missing_ok=True)
+        return name
+
+    def on_save_checkpoint(self, trainer, pl_module, checkpoint) -> None:
+        checkpoint[CLAIM_KEY] = self.fence.generation
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        if pl_module.finished_step_values() is not None and trainer.global_step % self.every == 0:
+            self.save(trainer)
+
+    def on_train_end(self, trainer, pl_module) -> None:
+        """The final step is always checkpointed, so `harness sample` loads the model the run ended with."""
+        self.save(trainer)
+        for logger in trainer.loggers:
+            if hasattr(logger, "checkpoint"):
+                logger.checkpoint = self.latest

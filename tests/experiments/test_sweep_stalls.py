@@ -1,0 +1,149 @@
+"""Workers paused (SIGSTOP) past --stale-after, as a GC pause, a swapping node or a hung filesystem pauses
+them: the cell is taken over and finished once, the paused worker writes nothing more into it when it wakes
+and goes on, `last.ckpt` and `harness sample` see the result's weights, and the exit code tells the truth."""
+
+import subprocess
+import sys
+import time
+
+import db
+
+from experiments import expand
+from experiments.load import load_ablation
+
+from .conftest import start_sweep, wait_for
+from .stalls import FAST, assert_final_checkpoint_stands, holder_pid, pause, raw_results, resume
+
+
+def cell_ids(ablation_path):
+    return [c.run_id for c in expand(load_ablation(str(ablation_path))[0], overrides={"vocab_size": 512}).cells]
+
+
+def logged_steps(results, run_id):
+    con = db.connect(results)
+    return [s for (s,) in con.execute("SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step",
+                                      [run_id]).fetchall()]
+
+
+def check_store(results, ids, steps):
+    """Every cell: one result ever written, `completed` in every reader, each step once, its final weights
+    standing, and `harness sample` loads them."""
+    con = db.connect(results)
+    statuses = dict(con.execute("SELECT run_id, status FROM sweep_cells WHERE sweep = 't'").fetchall())
+    assert statuses == {r: "completed" for r in ids}
+    assert con.execute("SELECT n_cells, completed FROM sweeps WHERE sweep = 't'").fetchall() == [(len(ids), len(ids))]
+    for run_id in ids:
+        assert raw_results(results, run_id) == 1, run_id
+        assert db.run_state(results, run_id).result == "completed"
+        assert logged_steps(results, run_id) == list(range(1, steps + 1)), run_id
+        assert_final_checkpoint_stands(results, run_id)
+    sample = subprocess.run([sys.executable, "-m", "harness.cli.main", "sample", ids[0], "--results", str(results),
+                             "--prompt", "def", "--max-new-tokens", "3", "--temperature", "0"], capture_output=True, text=True)
+    assert sample.returncode == 0, sample.stderr
+
+
+def stall_until_taken_over(results, run_id, pid):
+    """Keep `pid` paused until another worker finished `run_id`, then wake it."""
+    pause(pid)
+    try:
+        wait_for(lambda: db.run_state(results, run_id).result is not None, timeout=240, every=0.1)
+    finally:
+        resume(pid)
+
+
+def finish(sweep, results):
+    out, err = sweep.communicate(timeout=300)
+    status = subprocess.run([sys.executable, "-m", "harness.cli.main", "sweeps", "--results", str(results)],
+                            capture_output=True, text=True)
+    return sweep.returncode, err, status.stdout
+
+
+def worker_logs(results):
+    return "".join(p.read_text() for p in (results / "sweeps" / "t" / "logs").glob("w*.log"))
+
+
+def test_a_worker_paused_after_its_claim_before_its_first_step_loses_the_cell_and_writes_nothing(tmp_path, ablation_file):
+    path = ablation_file(seeds=2, steps=20, checkpoint_every=5)
+    ids, results = cell_ids(path), tmp_path / "results"
+    sweep = start_sweep(path, results, "--workers", "2", *FAST)
+    caught = []
+
+    def claimed_not_started():
+        for run_id in ids:
+            pid = holder_pid(results, run_id)
+            if pid is not None and not (results / "runs" / run_id / "manifest").exists():
+                pause(pid)  # at once; then check it really had not opened its segment
+                if not (results / "runs" / run_id / "manifest").exists():
+                    caught.append((run_id, pid))
+                    return True
+                resume(pid)
+        return False
+
+    wait_for(claimed_not_started, every=0.002)
+    run_id, pid = caught[0]
+    stall_until_taken_over(results, run_id, pid)
+    code, err, sweeps = finish(sweep, results)
+    assert code == 0, err
+    check_store(results, ids, 20)
+    assert "starting a new one" not in err  # the paused worker went on; no respawn was spent
+    assert "lost the cell to another worker" in worker_logs(results)
+    assert len(list((results / "runs" / run_id / "manifest").iterdir())) == 1  # the woken worker opened nothing
+
+
+def test_a_worker_paused_mid_cell_writes_no_checkpoint_or_last_after_it_wakes(tmp_path, ablation_file):
+    path = ablation_file(seeds=2, steps=60, checkpoint_every=10)
+    ids, results = cell_ids(path), tmp_path / "results"
+    sweep = start_sweep(path, results, "--workers", "2", *FAST)
+    caught = []
+
+    def past_a_checkpoint():
+        for run_id in ids:
+            pid = holder_pid(results, run_id)
+            last = results / "checkpoints" / run_id / "last.ckpt"
+            if pid is not None and last.exists() and db.run_state(results, run_id).result is None:
+                caught.append((run_id, pid))
+                return True
+        return False
+
+    wait_for(past_a_checkpoint, every=0.01)
+    run_id, pid = caught[0]
+    stall_until_taken_over(results, run_id, pid)
+    time.sleep(1.0)  # the woken worker runs on for a moment: it must notice before writing anything
+    code, err, sweeps = finish(sweep, results)
+    assert code == 0, err
+    check_store(results, ids, 60)
+    assert "starting a new one" not in err
+    assert "lost the cell to another worker" in worker_logs(results)
+    taken = db.connect(results).execute("SELECT count(*) FROM _manifests WHERE run_id = ?", [run_id]).fetchone()[0]
+    assert taken == 2  # the paused worker's segment and the taker's
+
+
+def test_a_worker_paused_while_it_writes_a_checkpoint_does_not_repoint_last(tmp_path, ablation_file):
+    """Paused between writing a checkpoint file and pointing `last.ckpt` at it (polled for; where the window
+    is missed, the pause lands just after, mid-cell, which the same guarantees cover)."""
+    path = ablation_file(seeds=2, steps=80, checkpoint_every=2)
+    ids, results = cell_ids(path), tmp_path / "results"
+    sweep = start_sweep(path, results, "--workers", "2", *FAST)
+    caught = []
+
+    def writing_a_checkpoint():
+        for run_id in ids:
+            folder = results / "checkpoints" / run_id
+            pid = holder_pid(results, run_id)
+            if pid is None or not (folder / "last.ckpt").exists():
+                continue
+            files = sorted(p.name for p in folder.glob("step*.ckpt"))
+            if files and files[-1] != (folder / "last.ckpt").readlink().name:
+                pause(pid)
+                caught.append((run_id, pid))
+                return True
+        return False
+
+    wait_for(writing_a_checkpoint, every=0.0005)
+    run_id, pid = caught[0]
+    stall_until_taken_over(results, run_id, pid)
+    time.sleep(1.0)
+    code, err, sweeps = finish(sweep, results)
+    assert code == 0, err
+    check_store(results, ids, 80)
+    assert "starting a new one" not in err
