@@ -15,7 +15,8 @@ MIN_EFFECT = 0.01  # nats
 @dataclass(frozen=True)
 class Cells:
     """The resolved baseline arm and one row per finished run, (arm, lr, seed, searched, status, value),
-    with lr None for a search that tunes the LR itself."""
+    with lr None for a search that tunes the LR itself; status is the run's outcome on the metric
+    (`analysis.outcomes`): 'completed' with a finite value, or 'diverged'."""
 
     baseline: str
     runs: tuple[tuple, ...]

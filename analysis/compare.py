@@ -8,10 +8,10 @@ the cells here in a child process (see harness/cli/compare.py).
 from __future__ import annotations
 
 from analysis.cells import METRIC, MIN_EFFECT, Cells
-from analysis.errors import AnalysisError
-from analysis.source import FINISHED, SweepSource
+from analysis.errors import AnalysisError, closest
+from analysis.outcomes import outcome_sql
+from analysis.source import SweepSource
 from db.sql import quote_ident
-from harness.config.base import closest
 
 NUMERIC = ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "BIGINT", "INTEGER", "SMALLINT", "TINYINT", "HUGEINT", "UBIGINT", "UINTEGER")
 NOT_METRICS = ("lr", "seed", "trial")
@@ -48,10 +48,11 @@ def resolve_baseline(sweep: SweepSource, baseline: str | None) -> str:
 
 
 # A search trial's LR is its study's, unless the LR is one of the tuned parameters (then every trial has its own).
+# The status is the run's outcome on the metric (analysis.outcomes); runs without one are left out.
 CELLS_SQL = """
 SELECT arm, CASE WHEN trial IS NOT NULL AND json_extract(arm_values, '$.lr') IS NOT NULL THEN NULL ELSE lr END,
-    seed, trial IS NOT NULL, status, {metric}
-FROM sweep_runs WHERE status IN {finished}
+    seed, trial IS NOT NULL, {outcome} AS outcome, {metric}
+FROM sweep_runs WHERE outcome IS NOT NULL
 """
 
 
@@ -61,7 +62,8 @@ def finished_cells(sweep: SweepSource, metric: str = METRIC, baseline: str | Non
     check_metric(sweep, metric)
     check_finished(sweep)
     baseline = resolve_baseline(sweep, baseline)
-    return Cells(baseline, tuple(sweep.rows(CELLS_SQL.format(metric=quote_ident(metric), finished=FINISHED))))
+    query = CELLS_SQL.format(metric=quote_ident(metric), outcome=outcome_sql(metric))
+    return Cells(baseline, tuple(sweep.rows(query)))
 
 
 def compare(sweep: SweepSource, metric: str = METRIC, baseline: str | None = None, min_effect: float = MIN_EFFECT) -> list[dict]:

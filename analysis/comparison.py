@@ -1,11 +1,10 @@
-"""The comparison table from a sweep's finished cells: per-(arm, lr) means with t-intervals and paired,
-Holm-adjusted verdicts against the baseline.
+"""The comparison table from a sweep's finished cells: per-(arm, lr) means with t-intervals, and against the
+baseline at the same LR on matched seeds both the divergences and the loss, with Holm-adjusted verdicts.
 
-Only completed runs with a finite metric enter means and tests; diverged runs are counted in their own
-column (a divergence is a result, but it has no loss to average). Arms are paired with the baseline at the
-same LR on matched seeds (same seed = same data order). Lower is better. A searched arm (`tune=`) enters
-each seed with its best completed trial (the `best_trials` rule), at its study's LR, or with an empty LR
-when the search tunes the LR itself.
+A seed's outcome is its completed value (a searched arm's best completed trial, the `best_trials` rule; else
+the mean of the seed's runs, normally one) or, when none of its runs completed, a divergence (a diverged run,
+or a completed one whose metric is not finite: `analysis.outcomes`). Means are over completed seeds. The
+pairing, the tests and the verdict rules are `analysis.pairs` and `analysis.verdicts`. Lower is better.
 
 No store access here (`analysis.compare` reads the cells): `harness compare` imports this module, and with it
 scipy.stats (~1 s), while a child process reads the store.
@@ -21,62 +20,90 @@ import numpy as np
 from analysis import stats
 from analysis.cells import MIN_EFFECT, Cells
 from analysis.errors import AnalysisError
+from analysis.pairs import DIVERGED, compare_pairs
+from analysis.verdicts import holm_family, verdicts
 
 COLUMNS = [
-    "arm", "lr", "n", "diverged", "mean", "ci_low", "ci_high", "delta", "delta_ci_low", "delta_ci_high",
-    "p", "p_holm", "verdict", "seeds_needed",
+    "arm", "lr", "seeds", "diverged", "mean", "ci_low", "ci_high",
+    "n_pairs", "arm_diverged", "baseline_diverged", "p_stability", "p_stability_holm",
+    "n", "delta", "delta_ci_low", "delta_ci_high", "p", "p_holm", "survivors_only", "verdict", "seeds_needed",
 ]
+# The baseline's own rows: nothing to pair (empty counts, NaN statistics).
+BASELINE_FIELDS = {
+    **dict.fromkeys(COLUMNS[COLUMNS.index("n_pairs"):], math.nan),
+    **dict.fromkeys(("n_pairs", "arm_diverged", "baseline_diverged", "n", "survivors_only", "seeds_needed"), None),
+    "verdict": "baseline",
+}
 
 
 def _grouped(cells: Cells) -> dict[tuple, dict]:
-    """(arm, lr) → {"seeds": {seed: [values of completed runs]}, "diverged": count, "searched": bool}."""
-    grouped = defaultdict(lambda: {"seeds": defaultdict(list), "diverged": 0, "searched": False})
+    """(arm, lr) → {"seeds": {seed: [completed values]}, "gone": {seeds with a divergence}, "diverged": count,
+    "searched": bool}."""
+    grouped = defaultdict(lambda: {"seeds": defaultdict(list), "gone": set(), "diverged": 0, "searched": False})
     for arm, lr, seed, searched, status, value in cells.runs:
         cell = grouped[(arm, lr)]
         cell["searched"] |= searched
         if status == "diverged":
             cell["diverged"] += 1
-        elif value is not None and math.isfinite(value):
+            cell["gone"].add(seed)
+        else:
             cell["seeds"][seed].append(float(value))
     return grouped
 
 
 def _per_seed(cell: dict | None) -> dict:
-    """seed → its value: a search's best trial, else the mean of the seed's runs (normally one)."""
+    """seed → its outcome: a search's best completed trial, else the mean of its completed runs, else DIVERGED."""
     if cell is None:
         return {}
     pick = min if cell["searched"] else np.mean
-    return {seed: float(pick(values)) for seed, values in cell["seeds"].items()}
+    outcomes = {seed: DIVERGED for seed in cell["gone"]}
+    outcomes.update({seed: float(pick(values)) for seed, values in cell["seeds"].items()})
+    return outcomes
+
+
+def _matched(mine: dict, theirs: dict, width: int) -> tuple[list[float], list[float]]:
+    """Both sides' outcomes on the seeds both have, padded with NaN (no pair) to `width`."""
+    seeds = sorted(set(mine) & set(theirs))
+    pad = [math.nan] * (width - len(seeds))
+    return [mine[s] for s in seeds] + pad, [theirs[s] for s in seeds] + pad
 
 
 def comparison_table(cells: Cells, min_effect: float = MIN_EFFECT) -> list[dict]:
-    """One row (a dict of `COLUMNS`) per (arm, lr), the baseline's first; its delta fields are NaN (None for
-    seeds_needed) and its verdict 'baseline'."""
+    """One row (a dict of `COLUMNS`) per (arm, lr), the baseline's first; the baseline's pair fields are NaN
+    (None for the counts and seeds_needed) and its verdict 'baseline'."""
     if not min_effect > 0:
         raise AnalysisError(f"min_effect={min_effect!r} is invalid: must be a positive number (nats).")
     baseline, grouped = cells.baseline, _grouped(cells)
     order = sorted(grouped, key=lambda key: (key[0] != baseline, key[0], key[1] is None, key[1] or 0.0))
-    rows, comparisons = [], []
+    outcomes = {key: _per_seed(grouped[key]) for key in order}
+    rows = []
     for arm, lr in order:
-        mine = _per_seed(grouped[(arm, lr)])
-        interval = stats.t_interval(list(mine.values()))
-        rows.append({"arm": arm, "lr": lr, "n": interval.n, "diverged": grouped[(arm, lr)]["diverged"],
+        interval = stats.t_interval([v for v in outcomes[(arm, lr)].values() if v != DIVERGED])
+        rows.append({"arm": arm, "lr": lr, "seeds": interval.n, "diverged": grouped[(arm, lr)]["diverged"],
                      "mean": interval.mean, "ci_low": interval.low, "ci_high": interval.high})
-        theirs = _per_seed(grouped.get((baseline, lr)))
-        matched = sorted(set(mine) & set(theirs))
-        comparisons.append(None if arm == baseline else stats.paired([mine[s] for s in matched], [theirs[s] for s in matched]))
-    p_holm = stats.holm([c.p if c else math.nan for c in comparisons])
-    for row, comparison, adjusted in zip(rows, comparisons, p_holm):
-        row.update(_delta_fields(comparison, float(adjusted), min_effect))
+    compared = [i for i, (arm, _) in enumerate(order) if arm != baseline]
+    for row in rows:
+        row.update(BASELINE_FIELDS)
+    if compared:
+        width = max(len(outcomes[key]) for key in order)
+        pairs = [_matched(outcomes[order[i]], outcomes.get((baseline, order[i][1]), {}), width) for i in compared]
+        _fill(rows, compared, np.array([a for a, _ in pairs]), np.array([b for _, b in pairs]), min_effect)
     return rows
 
 
-def _delta_fields(comparison: stats.Paired | None, p_holm: float, min_effect: float) -> dict:
-    if comparison is None:
-        return {"delta": math.nan, "delta_ci_low": math.nan, "delta_ci_high": math.nan, "p": math.nan,
-                "p_holm": math.nan, "verdict": "baseline", "seeds_needed": None}
-    delta = comparison.delta
-    return {
-        "delta": delta.mean, "delta_ci_low": delta.low, "delta_ci_high": delta.high, "p": comparison.p, "p_holm": p_holm,
-        "verdict": stats.verdict(comparison, p_holm, min_effect), "seeds_needed": stats.seeds_needed(comparison.sd, min_effect),
-    }
+def _fill(rows: list[dict], compared: list[int], arm: np.ndarray, baseline: np.ndarray, min_effect: float) -> None:
+    """The pair fields of the compared rows, tested as one table."""
+    pairs = compare_pairs(arm, baseline)
+    p_holm, p_stability_holm = holm_family(pairs)
+    decided = verdicts(pairs, p_holm, p_stability_holm, min_effect)
+    loss = pairs.loss
+    for k, index in enumerate(compared):
+        n = int(loss.delta.n[k])
+        rows[index].update({
+            "n_pairs": int(pairs.n_pairs[k]), "arm_diverged": int(pairs.arm_diverged[k]),
+            "baseline_diverged": int(pairs.baseline_diverged[k]), "p_stability": float(pairs.p_stability[k]),
+            "p_stability_holm": float(p_stability_holm[k]), "n": n, "delta": float(loss.delta.mean[k]),
+            "delta_ci_low": float(loss.delta.low[k]), "delta_ci_high": float(loss.delta.high[k]),
+            "p": float(loss.p[k]), "p_holm": float(p_holm[k]), "survivors_only": bool(pairs.survivors_only[k]),
+            "verdict": str(decided[k]), "seeds_needed": stats.seeds_needed(float(loss.sd[k]), n, min_effect),
+        })

@@ -1,7 +1,20 @@
-"""The one error analysis raises for bad input; a `ConfigError`, so the CLI prints one line and exits 2."""
+"""The one error analysis raises for bad input; a `ConfigError`, so the CLI prints one line and exits 2.
 
-from harness.config.base import ConfigError
+The only module of `analysis` that imports `harness.config`: the rest take the error and the 'did you mean'
+helper from here.
+"""
+
+from harness.config.base import ConfigError, closest
+
+__all__ = ["AnalysisError", "closest", "suggestion"]
 
 
 class AnalysisError(ConfigError):
     """A sweep, arm or metric cannot be analysed as asked; the message says why and what would work."""
+
+
+def suggestion(value: str, options, what: str) -> str:
+    """'; did you mean 'x'?' for the closest of `options`, else '; <what>: a, b.' (the end of an error message)."""
+    options = list(options)
+    hint = closest(value, options)
+    return f"; did you mean {hint!r}?" if hint else f"; {what}: {', '.join(map(repr, options)) or 'none'}."

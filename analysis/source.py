@@ -11,9 +11,8 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, closest
 from db.sql import quote_literal
-from harness.config.base import closest
 
 FINISHED = ("completed", "diverged")  # results: what means and tests are made of
 # The `sweeps` view counts cells by status in one column each. A sweep is running while any cell waits (pending,

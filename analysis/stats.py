@@ -1,7 +1,8 @@
 """The statistics behind every verdict: t-intervals, paired t-tests, Holm's adjustment, seeds needed.
 
-Intervals and tests come from `scipy.stats`; only Holm's step-down rule (a sort and a running max) is
-written here.
+Distributions come from `scipy.stats`; written here are only Holm's step-down rule (a sort and a running
+max) and the t-statistic's arithmetic, so that one call tests every row of a table, or every row of many
+simulated sweeps, at once (arrays whose last axis holds the values; NaN = no value).
 """
 
 from __future__ import annotations
@@ -16,11 +17,17 @@ CONFIDENCE = 0.95
 ALPHA = 0.05
 POWER = 0.80
 MAX_SEEDS = 10_000  # "seeds needed" above this is reported as this bound
+# Zero spread from fewer pairs than this is no evidence: two exactly equal differences would give p = 0.
+ZERO_SPREAD_PAIRS = 3
+# `seeds_needed` plans with this one-sided upper confidence bound of the paired spread, not the estimate.
+SPREAD_CONFIDENCE = 0.90
 
 
 @dataclass(frozen=True)
 class Interval:
-    """A mean and its two-sided t-interval; low/high are NaN with fewer than two values ("no CI")."""
+    """A mean and its two-sided t-interval; low/high are NaN with fewer than two values ("no CI").
+
+    Fields are floats, or arrays of them from `t_intervals`."""
 
     mean: float
     low: float
@@ -28,54 +35,72 @@ class Interval:
     n: int
 
 
+def t_intervals(values) -> tuple[Interval, np.ndarray]:
+    """Per row of `values` (last axis; NaN = absent): mean, 95% Student-t interval and count, and the sample
+    standard deviation (NaN under two values). Zero spread gives the point as its interval."""
+    values = np.asarray(values, dtype=float)
+    present = ~np.isnan(values)
+    n = present.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(present, values, 0.0).sum(axis=-1) / n
+        squares = np.where(present, (values - mean[..., None]) ** 2, 0.0).sum(axis=-1)
+        sd = np.where(n >= 2, np.sqrt(squares / (n - 1)), np.nan)
+        half = stats.t.ppf((1 + CONFIDENCE) / 2, np.maximum(n - 1, 1)) * sd / np.sqrt(n)
+    return Interval(mean, mean - half, mean + half, n), sd
+
+
 def t_interval(values) -> Interval:
     """Mean of `values` with its 95% Student-t interval (NaN bounds for n < 2, never a made-up interval)."""
-    values = np.asarray(values, dtype=float)
-    n = len(values)
-    mean = float(values.mean()) if n else math.nan
-    if n < 2:
-        return Interval(mean, math.nan, math.nan, n)
-    sem = stats.sem(values)
-    if sem == 0:  # identical values: the interval is the point (scipy would give NaN)
-        return Interval(mean, mean, mean, n)
-    low, high = stats.t.interval(CONFIDENCE, n - 1, loc=mean, scale=sem)
-    return Interval(mean, float(low), float(high), n)
+    interval, _ = t_intervals(np.asarray(values, dtype=float).reshape(-1))
+    return Interval(float(interval.mean), float(interval.low), float(interval.high), int(interval.n))
 
 
 @dataclass(frozen=True)
 class Paired:
-    """Mean difference arm − baseline over matched seeds, its t-interval and the paired t-test's p-value."""
+    """Mean difference arm − baseline over matched seeds, its t-interval and the paired t-test's p-value.
+
+    Fields are scalars from `paired`, arrays from `paired_tests`."""
 
     delta: Interval
     p: float
     sd: float  # standard deviation of the per-seed differences (NaN for n < 2)
 
 
+def paired_tests(diffs) -> Paired:
+    """The paired t-test of each row of per-seed differences (last axis; NaN = no pair).
+
+    p is NaN (and so is the interval) with fewer than two pairs, or with zero spread from fewer than
+    `ZERO_SPREAD_PAIRS`; zero spread from more is certain: p = 0, or 1 when the difference is 0."""
+    delta, sd = t_intervals(diffs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = delta.mean / (sd / np.sqrt(delta.n))
+        p = 2 * stats.t.sf(np.abs(t), np.maximum(delta.n - 1, 1))
+    zero = sd == 0
+    p = np.where(zero, np.where(delta.mean != 0, 0.0, 1.0), p)
+    undecided = (delta.n < 2) | (zero & (delta.n < ZERO_SPREAD_PAIRS))
+    p = np.where(undecided, np.nan, p)
+    low, high = np.where(undecided, np.nan, delta.low), np.where(undecided, np.nan, delta.high)
+    return Paired(Interval(delta.mean, low, high, delta.n), p, sd)
+
+
 def paired(arm, baseline) -> Paired:
-    """Paired comparison of equal-length arrays matched by seed."""
-    arm, baseline = np.asarray(arm, dtype=float), np.asarray(baseline, dtype=float)
-    diffs = arm - baseline
-    delta = t_interval(diffs)
-    if delta.n < 2:
-        return Paired(delta, math.nan, math.nan)
-    sd = float(np.std(diffs, ddof=1))
-    if sd == 0:  # every seed moved by exactly the same amount: certain, if nonzero
-        return Paired(delta, 0.0 if delta.mean != 0 else 1.0, 0.0)
-    return Paired(delta, float(stats.ttest_rel(arm, baseline).pvalue), sd)
+    """Paired comparison of equal-length arrays matched by seed (the scalar form of `paired_tests`)."""
+    result = paired_tests(np.asarray(arm, dtype=float) - np.asarray(baseline, dtype=float))
+    delta = result.delta
+    return Paired(Interval(float(delta.mean), float(delta.low), float(delta.high), int(delta.n)), float(result.p), float(result.sd))
 
 
 def holm(pvalues) -> np.ndarray:
-    """Holm-Bonferroni adjusted p-values (NaN entries stay NaN and do not count as tests)."""
+    """Holm-Bonferroni adjusted p-values along the last axis (NaN entries stay NaN and do not count as tests)."""
     p = np.asarray(pvalues, dtype=float)
-    adjusted = np.full_like(p, math.nan)
-    tested = np.flatnonzero(~np.isnan(p))
-    order = tested[np.argsort(p[tested], kind="stable")]
-    m = len(order)
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p[index]))
-        adjusted[index] = running
-    return adjusted
+    tested = ~np.isnan(p)
+    m = tested.sum(axis=-1, keepdims=True)
+    order = np.argsort(np.where(tested, p, np.inf), axis=-1, kind="stable")  # untested last: they never lift a max
+    ranked = np.take_along_axis(p, order, axis=-1)
+    scaled = np.minimum(1.0, (m - np.arange(p.shape[-1])) * np.nan_to_num(ranked, nan=0.0))
+    adjusted = np.empty_like(p)
+    np.put_along_axis(adjusted, order, np.maximum.accumulate(scaled, axis=-1), axis=-1)
+    return np.where(tested, adjusted, np.nan)
 
 
 def paired_power(n: int, effect: float, sd: float, alpha: float = ALPHA) -> float:
@@ -86,37 +111,31 @@ def paired_power(n: int, effect: float, sd: float, alpha: float = ALPHA) -> floa
     return float(stats.nct.sf(critical, df, shift) + stats.nct.cdf(-critical, df, shift))
 
 
-def seeds_needed(sd: float, min_effect: float, power: float = POWER) -> int | None:
-    """Fewest matched seeds for `power` to resolve a difference of `min_effect` given the paired spread `sd`.
+def spread_upper_bound(sd, n, confidence: float = SPREAD_CONFIDENCE):
+    """One-sided upper confidence bound of the true standard deviation from a sample sd of n normal values
+    (chi-square: (n − 1)·sd²/σ² ~ χ²(n − 1)); elementwise on arrays."""
+    return sd * np.sqrt((n - 1) / stats.chi2.ppf(1 - confidence, n - 1))
 
-    None when the spread is unknown (fewer than two pairs).
-    """
-    if math.isnan(sd):
+
+def seeds_needed(sd: float, n: int, min_effect: float, power: float = POWER) -> int | None:
+    """Fewest matched seeds for `power` to resolve a difference of `min_effect`, planned with the 90% upper
+    confidence bound of the spread `sd` seen in `n` pairs, so that it errs toward more seeds.
+
+    None when the spread is unknown (fewer than two pairs, or zero spread from fewer than three)."""
+    if n < 2 or math.isnan(sd) or (sd == 0 and n < ZERO_SPREAD_PAIRS):
         return None
-    if sd == 0:
-        return 2
+    upper = float(spread_upper_bound(sd, n))
+    if upper == 0:
+        return ZERO_SPREAD_PAIRS  # no spread: the fewest pairs whose zero spread decides
     low, high = 2, 2
-    while paired_power(high, min_effect, sd) < power:  # power grows with n: double, then bisect
+    while paired_power(high, min_effect, upper) < power:  # power grows with n: double, then bisect
         if high >= MAX_SEEDS:
             return MAX_SEEDS
         low, high = high, min(2 * high, MAX_SEEDS)
     while low < high:
         middle = (low + high) // 2
-        if paired_power(middle, min_effect, sd) >= power:
+        if paired_power(middle, min_effect, upper) >= power:
             high = middle
         else:
             low = middle + 1
     return high
-
-
-def verdict(comparison: Paired, p_holm: float, min_effect: float) -> str:
-    """'no CI' (under two pairs), 'negligible' (CI inside ±min_effect), 'better'/'worse' (Holm p < α;
-    lower is better), else 'within noise'."""
-    delta = comparison.delta
-    if delta.n < 2:
-        return "no CI"
-    if -min_effect < delta.low and delta.high < min_effect:
-        return "negligible"
-    if p_holm < ALPHA:
-        return "better" if delta.mean < 0 else "worse"
-    return "within noise"

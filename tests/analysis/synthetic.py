@@ -35,10 +35,15 @@ def write_run(
     results, run_id: str, *, sweep: str, arm: str, seed: int, lr: float | None, final: float, steps: int = 60,
     diverge_at: int | None = None, val_every: int = 10, probe_every: int = 10, layers: int = 2, heads: int = 2,
     config: dict | None = None, logit_growth: float = 1.0, spikes: tuple[int, ...] = (), status: str | None = "completed",
+    last_val: float | None = None, log_every: int = 1, initial_loss: float | None = None, summary: dict | None = None,
 ) -> None:
     """One run with full step histories: train/val loss, grad norm, lr, tokens, step time, probes, spikes.
 
-    `diverge_at` stops it there with a NaN loss and status `diverged`; `status=None` leaves it running.
+    `diverge_at` stops it there with a NaN loss and status `diverged`; `status=None` leaves it running;
+    `last_val` replaces the last validation loss (a NaN one: a completed run with a non-finite metric);
+    `log_every` logs the per-step metrics only every so many steps (spikes are still judged, and recorded as
+    events, at every step); `initial_loss` is logged as the metric `initial_loss` at step 0 (training's ℓ₀);
+    `summary` is closed with the run.
     """
     config = {"d_model": 64, "n_layers": layers, **({"lr": lr} if lr is not None else {}), **(config or {})}
     writer = db.RunWriter.open(results, run_id, sweep=sweep, arm=arm, seed=seed, config=config,
@@ -51,11 +56,14 @@ def write_run(
             loss = math.nan
         values = {"train_loss": loss + 0.02, "grad_norm": 1.0 + decay, "lr": lr or 1e-3,
                   "tokens": step * TOKENS_PER_STEP, "step_time": 0.01}
-        writer.log_metrics(step, values)
+        if step % log_every == 0 or step == last:
+            writer.log_metrics(step, values)
+        if step == 0 and initial_loss is not None:
+            writer.log_metrics(0, {"initial_loss": initial_loss})
         if step in spikes:
             writer.log_event(step, "loss_spike", value=loss + 1.0, detail="planted")
         if step % val_every == 0 or step == steps - 1:
-            writer.log_metrics(step, {"val_loss": loss})
+            writer.log_metrics(step, {"val_loss": last_val if step == steps - 1 and last_val is not None else loss})
         if step % probe_every == 0 or step == last:
             growth = logit_growth ** (step / (steps - 1))
             logits = [[5.0 * growth * (1 + layer) + head for head in range(heads)] for layer in range(layers)]
@@ -64,9 +72,9 @@ def write_run(
                                       "output_log_z_mean": 8.0 + math.log(growth)})
     if diverge_at is not None:
         writer.log_event(diverge_at, "diverged", detail="planted")
-        writer.close("diverged", diverged_at_step=diverge_at)
+        writer.close("diverged", diverged_at_step=diverge_at, summary=summary)
     elif status is not None:
-        writer.close(status)
+        writer.close(status, summary=summary)
     else:
         writer.flush()
 

@@ -1,8 +1,10 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as scipy_stats
 
 import synthetic
+from oracles import holm_by_definition
 from analysis import stats
 from analysis.compare import compare
 from analysis.comparison import COLUMNS
@@ -39,25 +41,36 @@ def test_baseline_row_has_empty_deltas(table):
 def test_diverged_runs_are_counted_and_left_out_of_means(planted_store, table):
     _, finals = planted_store
     kept = [finals[("unstable", 1e-3, seed)] for seed in range(6) if ("unstable", 1e-3, seed) not in synthetic.DIVERGED]
-    assert table.at["unstable", "diverged"] == 2 and table.at["unstable", "n"] == 4
-    assert table.at["unstable", "mean"] == pytest.approx(np.mean(kept))
+    row = table.loc["unstable"]
+    assert row["diverged"] == 2 and row["seeds"] == 4 and row["mean"] == pytest.approx(np.mean(kept))
+    assert (row["n_pairs"], row["arm_diverged"], row["baseline_diverged"], row["n"]) == (6, 2, 0, 4)
+    assert row["survivors_only"] and not table.loc["better", "survivors_only"]
+    assert row["p_stability"] == pytest.approx(scipy_stats.fisher_exact([[2, 4], [0, 6]]).pvalue)
     base = [finals[("baseline", 1e-3, seed)] for seed in range(6) if ("unstable", 1e-3, seed) not in synthetic.DIVERGED]
-    assert table.at["unstable", "delta"] == pytest.approx(np.mean(np.subtract(kept, base)))
+    assert row["delta"] == pytest.approx(np.mean(np.subtract(kept, base)))
+    assert row["verdict"] == "worse"  # worse on its survivors, and it diverged more: no selection in its favour
+
+
+def test_n_is_the_pairs_behind_the_test(table):
+    assert table.at["single", "n"] == 1 and table.at["single", "n_pairs"] == 1 and table.at["null", "n"] == 6
+    assert table.at["single", "seeds"] == 1 and table.at["baseline", "seeds"] == 6 and pd.isna(table.at["baseline", "n"])
 
 
 def test_means_and_holm_match_the_planted_values(planted_store, table):
     _, finals = planted_store
     assert table.at["worse", "mean"] == pytest.approx(np.mean([finals[("worse", 1e-3, s)] for s in range(6)]))
     arms = [arm for arm in table.index if arm != "baseline"]
-    assert table.loc[arms, "p_holm"].to_numpy() == pytest.approx(stats.holm(table.loc[arms, "p"].to_numpy()), nan_ok=True)
-    tested = table.loc[arms, "p"].dropna().sort_values()
-    assert table.at[tested.index[0], "p_holm"] == pytest.approx(min(1, len(tested) * tested.iloc[0]))
+    family = [*table.loc[arms, "p"], *table.loc[arms, "p_stability"]]  # every test of the table: one Holm family
+    expected = holm_by_definition(family)
+    assert table.loc[arms, "p_holm"].to_numpy() == pytest.approx(expected[:len(arms)], nan_ok=True)
+    assert table.loc[arms, "p_stability_holm"].to_numpy() == pytest.approx(expected[len(arms):], nan_ok=True)
+    assert table.loc[arms, "p_stability"].notna().sum() == 1  # only `unstable` diverged on a seed its baseline did not
 
 
 def test_seeds_needed_comes_from_the_paired_spread(planted_store, table):
     _, finals = planted_store
     diffs = [finals[("null", 1e-3, s)] - finals[("baseline", 1e-3, s)] for s in range(6)]
-    assert table.at["null", "seeds_needed"] == stats.seeds_needed(np.std(diffs, ddof=1), 0.01)
+    assert table.at["null", "seeds_needed"] == stats.seeds_needed(np.std(diffs, ddof=1), 6, 0.01)
     assert table.at["null", "seeds_needed"] > table.at["better", "seeds_needed"]
 
 
@@ -102,5 +115,5 @@ def test_a_searched_arm_enters_with_its_best_trial_per_seed(tmp_path):
                                                       "arm_values": '{"lr": %r}' % lr})
     table = comparison_frame(compare(load_sweep(tmp_path, "search"))).set_index("arm")
     tuned = table.loc["tuned"]
-    assert pd.isna(tuned["lr"]) and tuned["n"] == 3  # the LR was tuned: one row, each seed's best trial
+    assert pd.isna(tuned["lr"]) and tuned["seeds"] == 3  # the LR was tuned: one row, each seed's best trial
     assert tuned["mean"] == pytest.approx(2.91)
