@@ -47,14 +47,26 @@ def load_sweep(results_dir: str | os.PathLike | None, sweep: str) -> Sweep:
     return Sweep(source.con, source.info, source.members, runs)
 
 
-def initial_losses(sweep: Sweep) -> tuple[pd.Series, str]:
-    """Each run's first logged training loss (ℓ₀, the loss at initialization), by run_id."""
-    frame, text = sweep.frame("""
-        SELECT m.run_id, arg_min(m.value, m.step) AS initial_loss
-        FROM metrics m WHERE m.name = 'train_loss' AND m.run_id IN (SELECT run_id FROM sweep_runs)
+# ℓ₀: training records the loss at step 0, before any update, as the metric `initial_loss` (docs/internals.md);
+# a store written before that falls back to the run's first logged training loss, which with log_every > 1 is
+# already some steps into training (too low), so each run says which it has.
+INITIAL_FROM_STEP_0 = "step 0"
+INITIAL_FROM_TRAIN_LOSS = "first logged train_loss"
+
+
+def initial_losses(sweep: Sweep) -> tuple[pd.DataFrame, str]:
+    """Each run's loss at initialization ℓ₀, by run_id: columns initial_loss and initial_from (one of the two
+    sources above)."""
+    frame, text = sweep.frame(f"""
+        SELECT m.run_id,
+            coalesce(arg_min(m.value, m.step) FILTER (WHERE m.name = 'initial_loss' AND m.step = 0),
+                     arg_min(m.value, m.step) FILTER (WHERE m.name = 'train_loss')) AS initial_loss,
+            CASE WHEN count(*) FILTER (WHERE m.name = 'initial_loss' AND m.step = 0) > 0
+                 THEN '{INITIAL_FROM_STEP_0}' ELSE '{INITIAL_FROM_TRAIN_LOSS}' END AS initial_from
+        FROM metrics m WHERE m.name IN ('initial_loss', 'train_loss') AND m.run_id IN (SELECT run_id FROM sweep_runs)
         GROUP BY m.run_id
     """)
-    return frame.set_index("run_id")["initial_loss"], text
+    return frame.set_index("run_id"), text
 
 
 def curves(sweep: Sweep, metric: str, points: int = CURVE_POINTS, statuses=("completed",)) -> tuple[pd.DataFrame, str]:

@@ -1,10 +1,12 @@
-"""LR sensitivity per arm (Wortsman et al. 2023, §3.2): how much loss an arm loses away from its best LR.
+"""LR sensitivity per arm (Wortsman et al. 2023, §2.2): how much loss an arm loses away from its best LR.
 
     sensitivity = mean over the LR grid of  min(ℓ(η), ℓ₀) − ℓ*
 
-ℓ(η) is the arm's mean metric over its seeds at η, a diverged run counting as ℓ₀; ℓ₀ is the loss at
-initialization (the arm's runs' mean first training loss); ℓ* = min over η of ℓ(η), reached at the best LR.
-Unfinished runs are left out. An arm run at a single LR has sensitivity 0 by this definition.
+ℓ(η) is the arm's mean over its seeds at η of each run's ℓ: its metric when it completed
+(`analysis.outcomes`), ℓ₀ when it diverged or ended worse than ℓ₀; ℓ₀ is the loss at initialization (the
+mean over the arm's runs of `analysis.frames.initial_losses`); ℓ* = min over η of ℓ(η), reached at the
+arm's best LR. Runs without an outcome are left out. An arm run at a single LR has sensitivity 0.
+The same ℓ of each run chooses the best LR everywhere (the summary, the figures, the scale comparison).
 """
 
 from __future__ import annotations
@@ -14,30 +16,45 @@ import math
 import pandas as pd
 
 from analysis.frames import Sweep, initial_losses
+from analysis.outcomes import COMPLETED, DIVERGED, outcome_sql
 from db.sql import quote_ident
 
-COLUMNS = ["arm", "lrs", "best_lr", "best_loss", "initial_loss", "lr_sensitivity"]
+COLUMNS = ["arm", "lrs", "best_lr", "best_loss", "initial_loss", "initial_loss_from", "lr_sensitivity"]
+MIXED = "mixed"  # an arm whose runs have ℓ₀ from different sources
+
+
+def run_losses(sweep: Sweep, metric: str) -> tuple[pd.DataFrame, list[str]]:
+    """One row per run with an outcome on `metric`: arm, lr, seed, run_id, outcome, value (the metric),
+    diverged, initial_loss and initial_from (the arm's ℓ₀ and its source), loss (the run's ℓ); and the SQL of
+    its two inputs."""
+    initial, initial_sql = initial_losses(sweep)
+    runs, runs_sql = sweep.frame(
+        f"SELECT arm, lr, seed, run_id, {outcome_sql(metric)} AS outcome, {quote_ident(metric)} AS value "
+        "FROM sweep_runs WHERE outcome IS NOT NULL"
+    )
+    runs["lr"] = pd.to_numeric(runs["lr"], errors="coerce")
+    runs = runs.join(initial, on="run_id")
+    by_arm = runs.groupby("arm")
+    sources = by_arm["initial_from"].agg(lambda found: found.iloc[0] if found.nunique() == 1 else MIXED)
+    runs = runs.assign(initial_loss=runs["arm"].map(by_arm["initial_loss"].mean()), initial_from=runs["arm"].map(sources),
+                       diverged=runs["outcome"] == DIVERGED)
+    loss = runs["value"].astype(float).where(runs["outcome"] == COMPLETED, runs["initial_loss"])
+    runs["loss"] = pd.concat([loss, runs["initial_loss"]], axis=1).min(axis=1, skipna=False)
+    return runs, [runs_sql, initial_sql]
 
 
 def lr_curve(sweep: Sweep, metric: str) -> tuple[pd.DataFrame, list[str]]:
-    """Per (arm, lr): ℓ(η) with diverged runs at ℓ₀ (columns arm, lr, loss, initial_loss, n, diverged),
-    and the SQL of its two inputs (the finished runs' metric, their first training loss)."""
-    initial, initial_sql = initial_losses(sweep)
-    runs_sql = sweep.sql(f"SELECT arm, lr, seed, run_id, status, {quote_ident(metric)} FROM sweep_runs WHERE status IN ('completed', 'diverged')")
-    runs = sweep.finished.assign(initial=lambda f: f["run_id"].map(initial))
-    initial_by_arm = runs.groupby("arm")["initial"].mean()
-    runs = runs.assign(initial_loss=runs["arm"].map(initial_by_arm))
-    completed = (runs["status"] == "completed") & runs[metric].astype(float).map(math.isfinite)
-    runs = runs.assign(loss=runs[metric].astype(float).where(completed, runs["initial_loss"]))
-    runs = runs.assign(loss=runs[["loss", "initial_loss"]].min(axis=1, skipna=False), diverged=~completed)
+    """Per (arm, lr): ℓ(η) (columns arm, lr, loss, initial_loss, initial_from, n, diverged) and its SQL."""
+    runs, sql = run_losses(sweep, metric)
     curve = runs.groupby(["arm", "lr"], dropna=False).agg(
-        loss=("loss", "mean"), initial_loss=("initial_loss", "first"), n=("loss", "size"), diverged=("diverged", "sum"),
+        loss=("loss", "mean"), initial_loss=("initial_loss", "first"), initial_from=("initial_from", "first"),
+        n=("loss", "size"), diverged=("diverged", "sum"),
     )
-    return curve.reset_index(), [runs_sql, initial_sql]
+    return curve.reset_index(), sql
 
 
 def lr_sensitivity(sweep: Sweep, metric: str) -> tuple[pd.DataFrame, list[str]]:
-    """One row per arm: the LRs it ran, its best LR and loss, ℓ₀, and its LR sensitivity."""
+    """One row per arm: the LRs it ran, its best LR and loss, ℓ₀ and its source, and its LR sensitivity."""
     curve, sql = lr_curve(sweep, metric)
     rows = []
     for arm, group in curve.groupby("arm"):
@@ -47,7 +64,7 @@ def lr_sensitivity(sweep: Sweep, metric: str) -> tuple[pd.DataFrame, list[str]]:
             "arm": arm, "lrs": len(group),
             "best_lr": best["lr"] if best is not None else math.nan,
             "best_loss": best["loss"] if best is not None else math.nan,
-            "initial_loss": initial,
+            "initial_loss": initial, "initial_loss_from": group["initial_from"].iloc[0],
             "lr_sensitivity": (group["loss"].clip(upper=initial) - best["loss"]).mean() if best is not None else math.nan,
         })
     return pd.DataFrame(rows, columns=COLUMNS), sql

@@ -27,6 +27,6 @@ def figure(ctx: Context) -> Plot:
         ax.set(xscale="log", xlabel="learning rate", ylabel=ctx.metric, title=shown(f"{switch}={facet}") if facet is not None else None)
     legend(fig, axes)
     caption = (f"Mean {ctx.metric} over each arm's finished seeds at each LR; a diverged run counts as the loss "
-               "at initialization ℓ₀ (first training loss), and an × marks an LR where some seed diverged. "
+               "at initialization ℓ₀ (the loss at step 0), and an × marks an LR where some seed diverged. "
                "One panel per value of the scale axis, or of the grid's second switch when the grid is a product over it.")
     return Plot("lr", "Loss against learning rate", caption, sql, fig)

@@ -1,5 +1,6 @@
 import pytest
 
+import db
 import synthetic
 from analysis.frames import load_sweep
 from analysis.sensitivity import lr_sensitivity
@@ -37,3 +38,17 @@ def test_best_lr_and_loss_per_arm(sensitivity):
     assert sensitivity.at["a", "best_lr"] == 1e-2 and sensitivity.at["a", "best_loss"] == pytest.approx(3.05)
     assert sensitivity.at["b", "best_lr"] == 1e-3 and sensitivity.at["b", "lrs"] == 3
     assert sensitivity.at["a", "initial_loss"] == pytest.approx(L0)
+
+
+def test_l0_is_the_loss_at_step_0_whatever_log_every_is(tmp_path):
+    # logged every 10th step from step 10 on (the runs start at step 1 here, as training logs them), ℓ₀ from step 0
+    for seed, (lr, final) in enumerate([(1e-3, 3.0), (1e-2, None)]):
+        writer = db.RunWriter.open(tmp_path, f"r{seed}", sweep="l0", arm="a", seed=0, config={"lr": lr})
+        writer.log_metrics(0, {"initial_loss": 8.3})
+        for step in range(10, 51, 10):
+            writer.log_metrics(step, {"train_loss": 6.0 - step / 20, "val_loss": final or 6.0})
+        writer.close("completed" if final else "diverged", diverged_at_step=None if final else 50)
+    table, _ = lr_sensitivity(load_sweep(tmp_path, "l0"), "final_val_loss")
+    row = table.set_index("arm").loc["a"]
+    assert row["initial_loss"] == 8.3 and row["initial_loss_from"] == "step 0"
+    assert row["lr_sensitivity"] == pytest.approx((0 + (8.3 - 3.0)) / 2)

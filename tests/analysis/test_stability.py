@@ -21,12 +21,23 @@ def test_divergences_are_counted_with_their_median_step(table):
     assert table.at["baseline", "diverged"] == 0
 
 
-def test_spike_score_is_the_percentage_of_steps_that_spiked(table):
-    # one planted spike per run; completed runs log 60 training losses, diverged ones stop early
+def test_spike_score_without_a_summary_is_spikes_over_trained_steps(table):
+    # one planted spike per run, no run summary: spikes over the last step (completed runs end at step 59)
     assert table.at["baseline", "loss_spikes"] == 6
-    assert table.at["baseline", "spike_score"] == pytest.approx(100 / 60)
-    per_run = [100 / 60] * 4 + [100 / (step + 1) for step in synthetic.DIVERGED.values()]
+    assert table.at["baseline", "spike_score"] == pytest.approx(100 / 59)
+    per_run = [100 / 59] * 4 + [100 / step for step in synthetic.DIVERGED.values()]
     assert table.at["unstable", "spike_score"] == pytest.approx(sum(per_run) / 6)
+
+
+def test_spike_score_is_the_run_summarys_not_a_share_of_logged_rows(tmp_path):
+    # logged every 5th step: 6 spikes in 60 trained steps is 10%, whatever the 12 logged rows say
+    spikes = (11, 21, 31, 41, 51, 55)
+    synthetic.write_run(tmp_path, "summed", sweep="s", arm="a", seed=0, lr=1e-3, final=3.0, steps=61, log_every=5,
+                        spikes=spikes, summary={"loss_spike_score": 10.0, "steps": 60})
+    synthetic.write_run(tmp_path, "bare", sweep="s", arm="b", seed=0, lr=1e-3, final=3.0, steps=61, log_every=5, spikes=spikes)
+    frame, _ = stability(load_sweep(tmp_path, "s"))
+    scores = frame.set_index("arm")["spike_score"]
+    assert scores["a"] == 10.0 and scores["b"] == pytest.approx(100 * 6 / 60)
 
 
 def test_attention_peak_layer_and_logit_growth(table):
