@@ -79,14 +79,19 @@ def _intro(info: SweepInfo) -> str:
 def _method(analysis) -> str:
     return (
         f"<p>Metric <code>{escape(analysis.metric)}</code>, lower is better; baseline arm "
-        f"<b>{escape(analysis.baseline)}</b>. Means are over completed seeds with 95% t-intervals; diverged runs are "
-        "counted, never averaged in. Each arm is paired with the baseline at the same LR on matched seeds "
-        f"(same seed, same data order); p-values of the paired t-test are Holm-adjusted across every row. Verdict: "
-        f"<i>negligible</i> when the difference's CI lies inside ±{analysis.min_effect:g} nats, <i>better</i> or "
-        f"<i>worse</i> when the adjusted p &lt; {ALPHA:g}, else <i>within noise</i>; <i>no CI</i> with fewer than two "
-        f"matched seeds. <i>seeds_needed</i>: matched seeds for 80% power to resolve {analysis.min_effect:g} nats "
-        "given the observed paired spread. LR sensitivity (Wortsman et al. 2023): mean over the LR grid of "
-        "min(ℓ(η), ℓ₀) − ℓ*, diverged runs counted as ℓ₀.</p>"
+        f"<b>{escape(analysis.baseline)}</b>. A run that diverged, or completed with a non-finite metric, is a "
+        "divergence: counted, never averaged in. Each arm is paired with the baseline at the same LR on matched seeds "
+        "(same seed, same data order): <i>n_pairs</i> seeds both have, the divergences of each side on them and "
+        "Fisher's exact test of the two divergence rates (<i>p_stability</i>), and the paired t-test of the loss on "
+        "the <i>n</i> seeds both completed (<i>survivors_only</i> when some matched seed diverged); every p-value of "
+        f"the table is in one Holm family. Verdict: <i>less stable</i> / <i>more stable</i> when the adjusted divergence "
+        f"p &lt; {ALPHA:g}; <i>no CI</i> under two surviving pairs (or zero spread from under three); <i>negligible</i> "
+        f"when both diverged as often and the difference's CI lies inside ±{analysis.min_effect:g} nats; <i>better</i> or "
+        f"<i>worse</i> when the adjusted loss p &lt; {ALPHA:g} and the side it favours diverged no more often (the survivors "
+        "of the side that diverged more are a selection); else <i>within noise</i>. <i>seeds_needed</i>: matched "
+        f"seeds for 80% power to resolve {analysis.min_effect:g} nats, planned with the 90% upper confidence bound of "
+        "the paired spread. LR sensitivity (Wortsman et al. 2023, §2.2): mean over the LR grid of min(ℓ(η), ℓ₀) − ℓ*, "
+        "a divergence counted as ℓ₀, the loss at step 0.</p>"
     )
 
 
@@ -98,10 +103,15 @@ def _summary(analysis) -> str:
 def _scale(analysis) -> str:
     if analysis.scale is None:
         return ""
-    ranking, reversals = analysis.scale
-    flags = "".join(f'<li class="flag">Ranking reverses: {escape(text)}.</li>' for text in reversals)
-    verdict = f"<ul>{flags}</ul>" if flags else "<p>The ranking is the same at every scale.</p>"
-    return f"<h2>Across scales</h2>{verdict}{table(ranking)}"
+    scale = analysis.scale
+    method = (
+        "<p>Each variant at its best LR at each scale (the argmin of ℓ(η), a divergence counted as ℓ₀, as in the LR "
+        "sensitivity). A reversal is flagged only where a pair's order is resolved (paired t-test on matched seeds, "
+        f"p &lt; {ALPHA:g}) in opposite directions at two scales, Holm-adjusted across every candidate.</p>"
+    )
+    flags = "".join(f'<li class="flag">Ranking reverses: {escape(text)}.</li>' for text in scale.reversals)
+    verdict = f"<ul>{flags}</ul>" if flags else f"<p>No resolved reversal across {escape(scale.axis)}.</p>"
+    return f"<h2>Across scales</h2>{method}{verdict}{table(scale.table)}{sql_block(scale.sql)}"
 
 
 def render(info: SweepInfo, analysis=None, figures: list[str] = ()) -> str:
