@@ -88,7 +88,7 @@ def test_two_workers_share_a_study_without_duplicates_and_a_diverged_trial_is_va
 
 def test_a_sigkilled_trial_is_failed_by_its_heartbeat_and_retried_from_its_checkpoint(tmp_path, search_file):
     path, results = search_file(trials=2, steps=150), tmp_path / "results"
-    sweep = start_sweep(path, results, "--workers", "1", "--stale-after", "6", "--set", "vocab_size=512")
+    sweep = start_sweep(path, results, "--workers", "1", "--stale-after", "6", "--heartbeat-every", "1", "--set", "vocab_size=512")
 
     def trial_past_its_first_checkpoint():
         """The run id of a trial being trained that has written a checkpoint (every 5 steps), else None."""

@@ -201,3 +201,27 @@ def test_an_element_runs_k_workers_per_gpu_as_slurm_tasks(slurm, tmp_path):
     assert (parameters["ntasks_per_node"], parameters["gpus_per_node"], parameters["time"], parameters["mem"]) == \
         (8, 2, 240, "32G")
     assert SlurmLauncher(tmp_path, "s").tasks_per_element == 1
+
+
+def test_a_task_paused_past_stale_after_loses_its_cell_and_goes_on_with_the_next(slurm, tmp_path, ablation_file):
+    from .stalls import FAST, assert_final_checkpoint_stands, raw_results
+    from .test_sweep_stalls import stall_until_taken_over
+
+    path = ablation_file(name="s", seeds=2, steps=60, checkpoint_every=10)
+    ids, results = cell_ids(path), tmp_path / "results"
+    code, out, err = harness_sweep(slurm, path, results, "--workers", "2", *FAST)
+    assert code == 0, err
+    wait_for(lambda: last_checkpoint(results, ids[0]) is not None, timeout=120, every=0.02)  # mid-cell
+    from experiments.claims import current_claim
+
+    victim = current_claim(results, ids[0])
+    stall_until_taken_over(results, ids[0], victim.pid)  # the task's own process: its worker runs in it
+    wait_for(lambda: all(db.run_state(results, r).result for r in ids) and not slurm.queue(), timeout=200)
+
+    for run_id in ids:
+        assert raw_results(results, run_id) == 1 and db.run_state(results, run_id).result == "completed", run_id
+        assert_final_checkpoint_stands(results, run_id)
+    log = slurm_log(results, victim.worker).read_text()
+    lost_at = log.index("lost the cell to another worker")
+    assert "no cell left" in log[lost_at:]  # the task went on with the claim loop and ended cleanly
+    assert "Traceback" not in log[lost_at:]
