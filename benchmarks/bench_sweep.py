@@ -7,7 +7,8 @@ The 24 cells (2 QK-norm × 2 soft-cap settings × 3 LRs × 2 seeds of `tiny`, 8 
 ../shared/data/tinyshakespeare.txt, whose tokenizer and token cache are built before the clock starts.
 Reported: the sweep's wall time (launch to exit) against the sum of the cells' own training times (first
 step to status, from the store) divided by the workers; per cell, claim → first step and status → the same
-worker's next claim; and the wall time of `harness sweep … --dry-run` (a fresh process) for 10,800 cells.
+worker's next claim; what the claim fence's checks cost a cell (from the workers' logs); and the wall time of
+`harness sweep … --dry-run` (a fresh process) for 10,800 cells.
 
 `--report` runs the same sweep once more with the live report (the report process rewriting the page after
 every finished cell) and reports what it costs the workers (mean training time of a cell, wall time, against
@@ -66,6 +67,14 @@ def cell_times(results: Path) -> list[dict]:
         cells.append({"run_id": run_id, "worker": claim["worker"], "claimed": claim["claimed_at"],
                       "first_step": json.loads(summary)["first_step_at"], "finished": finished.timestamp()})
     return cells
+
+
+def fence_costs(results: Path) -> list[tuple[int, float]]:
+    """Per finished cell: (fence checks, their milliseconds), from the workers' logs."""
+    import re
+
+    logs = "".join(p.read_text() for p in (results / "sweeps" / "bench" / "logs").glob("w*.log"))
+    return [(int(n), float(ms)) for n, ms in re.findall(r": (?:completed|diverged) \((\d+) fence checks, ([\d.]+) ms\)", logs)]
 
 
 def run_sweep(ablation: Path, results: Path, workers: int, report: bool) -> float:
@@ -145,6 +154,10 @@ def main() -> None:
     warm = sorted(to_first_step)[: len(cells) - args.workers]
     print(f"claim → first step, warm workers (all but each worker's first cell): median {statistics.median(warm):.2f} s, max {max(warm):.2f} s (target ≤ 1)")
     print(f"status → next claim: median {statistics.median(to_next_claim):.2f} s, max {max(to_next_claim):.2f} s (target ≤ 1)")
+
+    fence_ms = fence_costs(results)
+    print(f"fence checks per cell: median {statistics.median(n for n, _ in fence_ms)}, cost median "
+          f"{statistics.median(ms for _, ms in fence_ms):.1f} ms, max {max(ms for _, ms in fence_ms):.1f} ms (target ≤ 50)")
 
     if not args.cells_only:
         started = time.perf_counter()

@@ -7,6 +7,7 @@ heartbeat's flag, so the step loop pays no I/O for it.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import db
@@ -20,6 +21,7 @@ class ClaimFence:
     def __init__(self, results_dir: Path, claim: Claim, heartbeat: Heartbeat, retries: int) -> None:
         self.results_dir, self.claim, self.heartbeat, self.retries = Path(results_dir), claim, heartbeat, retries
         self.generation = claim.generation
+        self.checks, self.seconds = 0, 0.0  # what the fence cost this cell (the worker logs it)
         self._lost = False
 
     def why_not(self) -> str | None:
@@ -34,7 +36,9 @@ class ClaimFence:
         return None
 
     def check(self, what: str) -> None:
+        started = time.perf_counter()
         reason = self.why_not()
+        self.checks, self.seconds = self.checks + 1, self.seconds + time.perf_counter() - started
         if reason is not None:
             self._lost = True
             raise FenceLost(f"not writing ({what}): {reason}")

@@ -125,7 +125,7 @@ class Worker:
                 return LOST
             except Exception as error:  # a crash of this cell is data about the infrastructure: store it, retry
                 return self._record_failure(cell, state, error, fence)
-        _log(self.name, f"{cell.label}: {outcome.status}")
+        _log(self.name, f"{cell.label}: {outcome.status} ({fence.checks} fence checks, {1000 * fence.seconds:.1f} ms)")
         return outcome
 
     def _record_failure(self, cell: Cell, before: db.RunState, error: Exception, fence) -> None | str:
