@@ -1,7 +1,9 @@
-"""`harness compare`: each arm of a sweep against the baseline, with seed CIs, paired tests and verdicts.
+"""`harness compare`: each arm of a sweep against the baseline, with seed CIs, paired tests and verdicts;
+with `--across FIELD`, each variant at each value of FIELD and the reversals that are resolved.
 
-numpy and scipy are imported inside the handler so `harness --help` stays instant; pandas not at all. The
-store is read in a forked child while scipy.stats imports (harness/cli/forked.py).
+numpy and scipy are imported inside the handler so `harness --help` stays instant; pandas not at all (but
+with --across, whose variants and LR curves are pandas frames). The store is read in a forked child while
+scipy.stats imports (harness/cli/forked.py).
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ def register(subparsers) -> None:
     parser.add_argument("--sequential", action="store_true",
                         help="add the anytime-valid test (valid however the seeds were chosen, e.g. by --until-decided): "
                         "its interval cs_low..cs_high, seq_verdict and decided_at, the matched seeds at its first decision")
+    parser.add_argument("--across", metavar="FIELD",
+                        help="instead, per value of FIELD (e.g. d_model): each variant at its best LR, its rank, and a "
+                        "reversal column naming the orders resolved in opposite directions at two values")
     parser.set_defaults(handler=run)
 
 
@@ -56,6 +61,27 @@ def _csv(rows: list[dict], columns: list[str]) -> str:
     return sink.getvalue().rstrip("\n")
 
 
+def format_rows(rows: list[dict], columns: list[str], format: str) -> str:
+    """Rows of plain values as a padded table, CSV or JSON (missing values: empty cells, null)."""
+    if format == "csv":
+        return _csv(rows, columns)
+    if format == "json":
+        return json.dumps([{c: _blank(row[c]) for c in columns} for row in rows])
+    return _table(rows, columns)
+
+
+def frame_rows(frame) -> list[dict]:
+    """A pandas frame's rows as dicts of plain Python values, None where missing (NaN, NA)."""
+    return [{column: None if _missing(value) else value.item() if hasattr(value, "item") else value
+             for column, value in row.items()} for row in frame.to_dict("records")]
+
+
+def _missing(value) -> bool:
+    import pandas as pd
+
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
 def read_cells(results_dir, sweep: str, metric: str, baseline: str | None):
     """The sweep's checked `analysis.cells.Cells` and, while it runs, its progress line."""
     from analysis.compare import finished_cells
@@ -66,8 +92,22 @@ def read_cells(results_dir, sweep: str, metric: str, baseline: str | None):
     return cells, source.info.progress() if source.info.running else None
 
 
-def run(args: argparse.Namespace) -> int:
-    """Print the comparison; a running sweep's table is labelled partial on stderr."""
+def across(args: argparse.Namespace) -> tuple[list[dict], list[str], str | None]:
+    """The --across table's rows and columns, and the sweep's progress line while it runs."""
+    from analysis.compare import check_finished, check_metric
+    from analysis.frames import load_sweep
+    from analysis.scale import check_across, compare_across
+
+    sweep = load_sweep(args.results, args.sweep)
+    check_metric(sweep, args.metric)
+    check_finished(sweep)
+    check_across(sweep, args.across)
+    table = compare_across(sweep, args.metric, args.across).table
+    return frame_rows(table), list(table.columns), sweep.info.progress() if sweep.info.running else None
+
+
+def comparison(args: argparse.Namespace) -> tuple[list[dict], list[str], str | None]:
+    """The comparison table's rows and columns, and the sweep's progress line while it runs."""
     from harness.cli.forked import Forked
     from harness.config.base import ConfigError
 
@@ -82,12 +122,14 @@ def run(args: argparse.Namespace) -> int:
 
         add_sequential(rows, cells, args.min_effect)
         COLUMNS = [*COLUMNS, *SEQUENTIAL_COLUMNS]
+    return rows, COLUMNS, partial
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the comparison (or, with --across, the comparison per scale); a running sweep's table is
+    labelled partial on stderr."""
+    rows, columns, partial = across(args) if args.across is not None else comparison(args)
     if partial:
         print(f"harness compare: sweep {args.sweep!r} is still running: {partial}", file=sys.stderr)
-    if args.format == "csv":
-        print_result(_csv(rows, COLUMNS))
-    elif args.format == "json":
-        print_result(json.dumps([{c: _blank(row[c]) for c in COLUMNS} for row in rows]))
-    else:
-        print_result(_table(rows, COLUMNS))
+    print_result(format_rows(rows, columns, args.format))
     return 0
