@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from harness.cli import until_decided
 from harness.cli.sweep_slurm import add_slurm_options
 
 
@@ -42,6 +43,7 @@ def register(subparsers) -> None:
                         help="SQLAlchemy URL of the Optuna storage of `tune=` searches (default: sqlite:///<results>/optuna.db; "
                         "PostgreSQL on a cluster)")
     add_slurm_options(parser)
+    until_decided.add_options(parser)
     parser.set_defaults(handler=sweep)
 
 
@@ -76,6 +78,8 @@ def plan_sweep(args):
     grouped = split_overrides((ModelConfig, TrainConfig, DataConfig), args.overrides)
     overrides = {name: value for fields in grouped.values() for name, value in fields.items()}
     plan = expand(ablation, preset=args.preset, steps=args.steps, seeds=args.seeds, overrides=overrides)
+    if getattr(args, "keep_cells", None):  # a round of --until-decided: its seeds per (arm, lr)
+        plan = args.keep_cells(plan)
     results_dir = Path(db.resolve_results_dir(args.results))
     check_results_dir(results_dir)
     if plan.studies and args.optuna_storage and not (args.dry_run or args.status):
@@ -86,7 +90,9 @@ def plan_sweep(args):
 
 
 def sweep(args: argparse.Namespace) -> int:
-    """Validate everything, then list (--dry-run), report (--status) or run the sweep."""
+    """Validate everything, then list (--dry-run), report (--status) or run the sweep (in rounds with --until-decided)."""
+    if until_decided.requested(args):
+        return until_decided.run(args)
     import db
     from experiments.devices import parse_devices
     from harness.cli.sweep_slurm import slurm_launcher, submit
