@@ -97,6 +97,7 @@ def _fill(rows: list[dict], compared: list[int], arm: np.ndarray, baseline: np.n
     p_holm, p_stability_holm = holm_family(pairs)
     decided = verdicts(pairs, p_holm, p_stability_holm, min_effect)
     loss = pairs.loss
+    needed = stats.seeds_needed_rows(loss.sd, loss.delta.n, min_effect)
     for k, index in enumerate(compared):
         n = int(loss.delta.n[k])
         rows[index].update({
@@ -105,5 +106,5 @@ def _fill(rows: list[dict], compared: list[int], arm: np.ndarray, baseline: np.n
             "p_stability_holm": float(p_stability_holm[k]), "n": n, "delta": float(loss.delta.mean[k]),
             "delta_ci_low": float(loss.delta.low[k]), "delta_ci_high": float(loss.delta.high[k]),
             "p": float(loss.p[k]), "p_holm": float(p_holm[k]), "survivors_only": bool(pairs.survivors_only[k]),
-            "verdict": str(decided[k]), "seeds_needed": stats.seeds_needed(float(loss.sd[k]), n, min_effect),
+            "verdict": str(decided[k]), "seeds_needed": None if math.isnan(needed[k]) else int(needed[k]),
         })

@@ -103,12 +103,18 @@ def holm(pvalues) -> np.ndarray:
     return np.where(tested, adjusted, np.nan)
 
 
-def paired_power(n: int, effect: float, sd: float, alpha: float = ALPHA) -> float:
-    """Power of a two-sided paired t-test with n pairs to detect a true mean difference `effect`."""
-    df = n - 1
+def paired_powers(n, effect: float, sd, alpha: float = ALPHA):
+    """Power of a two-sided paired t-test with n pairs to detect a true mean difference `effect` (elementwise)."""
+    df = np.asarray(n) - 1
     critical = stats.t.ppf(1 - alpha / 2, df)
-    shift = effect / sd * math.sqrt(n)
-    return float(stats.nct.sf(critical, df, shift) + stats.nct.cdf(-critical, df, shift))
+    shift = effect / np.asarray(sd) * np.sqrt(n)
+    # The far tail (below −critical) underflows to NaN in scipy's nct for shifts ≥ 8, where it is < 1e-16.
+    return stats.nct.sf(critical, df, shift) + np.nan_to_num(stats.nct.cdf(-critical, df, shift), nan=0.0)
+
+
+def paired_power(n: int, effect: float, sd: float, alpha: float = ALPHA) -> float:
+    """`paired_powers` of one n and spread."""
+    return float(paired_powers(n, effect, sd, alpha))
 
 
 def spread_upper_bound(sd, n, confidence: float = SPREAD_CONFIDENCE):
@@ -122,20 +128,35 @@ def seeds_needed(sd: float, n: int, min_effect: float, power: float = POWER) -> 
     confidence bound of the spread `sd` seen in `n` pairs, so that it errs toward more seeds.
 
     None when the spread is unknown (fewer than two pairs, or zero spread from fewer than three)."""
-    if n < 2 or math.isnan(sd) or (sd == 0 and n < ZERO_SPREAD_PAIRS):
-        return None
-    upper = float(spread_upper_bound(sd, n))
-    if upper == 0:
-        return ZERO_SPREAD_PAIRS  # no spread: the fewest pairs whose zero spread decides
-    low, high = 2, 2
-    while paired_power(high, min_effect, upper) < power:  # power grows with n: double, then bisect
-        if high >= MAX_SEEDS:
-            return MAX_SEEDS
-        low, high = high, min(2 * high, MAX_SEEDS)
-    while low < high:
+    needed = seeds_needed_rows([sd], [n], min_effect, power)[0]
+    return None if math.isnan(needed) else int(needed)
+
+
+def seeds_needed_rows(sd, n, min_effect: float, power: float = POWER) -> np.ndarray:
+    """`seeds_needed` of each (sd, n), as floats (NaN: unknown); one power computation per step for all rows."""
+    sd, n = np.asarray(sd, dtype=float), np.asarray(n, dtype=int)
+    unknown = (n < 2) | np.isnan(sd) | ((sd == 0) & (n < ZERO_SPREAD_PAIRS))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        upper = np.where(unknown, np.nan, spread_upper_bound(sd, np.maximum(n, 2)))
+    todo = ~unknown & (upper > 0)
+    planned = np.where(todo, upper, 1.0)  # rows not planned here get a harmless spread
+
+    def enough(seeds):
+        return paired_powers(seeds, min_effect, planned) >= power
+
+    low, high = np.full(sd.shape, 2), np.full(sd.shape, 2)
+    while True:  # power grows with n: double, then bisect
+        short = todo & ~enough(high) & (high < MAX_SEEDS)
+        if not short.any():
+            break
+        low, high = np.where(short, high, low), np.where(short, np.minimum(2 * high, MAX_SEEDS), high)
+    capped = todo & ~enough(high)
+    searching = todo & ~capped
+    while (searching & (low < high)).any():
         middle = (low + high) // 2
-        if paired_power(middle, min_effect, upper) >= power:
-            high = middle
-        else:
-            low = middle + 1
-    return high
+        ok = enough(middle)
+        active = searching & (low < high)
+        high, low = np.where(active & ok, middle, high), np.where(active & ~ok, middle + 1, low)
+    needed = np.where(capped, MAX_SEEDS, high).astype(float)
+    needed = np.where(~unknown & (upper == 0), ZERO_SPREAD_PAIRS, needed)  # no spread: the fewest pairs whose zero spread decides
+    return np.where(unknown, np.nan, needed)

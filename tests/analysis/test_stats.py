@@ -82,7 +82,7 @@ def test_two_pairs_rarely_say_enough_when_ten_are_needed():
     # estimate of two N(0, σ) differences falls there 6.9% of the time (2Φ(0.087) − 1); its 90% bound (7.96 times
     # the estimate from two pairs) 0.9% of the time (2Φ(0.087 / 7.96) − 1).
     rng = np.random.default_rng(3)
-    planned = np.array([stats.seeds_needed(float(np.std(rng.normal(0, 0.01, 2), ddof=1)), 2, 0.01) for _ in range(300)])
+    planned = stats.seeds_needed_rows(np.std(rng.normal(0, 0.01, (2000, 2)), axis=1, ddof=1), np.full(2000, 2), 0.01)
     assert np.mean(planned <= 2) <= 0.03 and np.mean(planned >= 10) >= 0.85
 
 
@@ -92,3 +92,19 @@ def test_seeds_needed_is_unknown_without_a_spread():
     assert stats.seeds_needed(0.0, 2, 0.01) is None  # zero spread from two pairs: unknown, like its CI
     assert stats.seeds_needed(0.0, 3, 0.01) == 3
     assert stats.seeds_needed(10.0, 5, 0.0001) == stats.MAX_SEEDS
+
+
+def _first_powered_n(sd, n, min_effect):
+    """Brute force: the first number of pairs whose two-sided paired t-test at α = 0.05 reaches 80% power at the
+    90% chi-square upper bound of the spread (power from scipy's noncentral t: its upper tail is all that counts),
+    searched up to twice the normal approximation ((1.96 + 0.84)·σ/δ)² and then some."""
+    upper = sd * math.sqrt((n - 1) / scipy_stats.chi2.ppf(0.10, n - 1))
+    pairs = np.arange(2, int(2 * (2.8 * upper / min_effect) ** 2) + 50)
+    power = scipy_stats.nct.sf(scipy_stats.t.ppf(0.975, pairs - 1), pairs - 1, min_effect / upper * np.sqrt(pairs))
+    return int(pairs[np.argmax(power >= 0.8)])
+
+
+def test_seeds_needed_of_many_rows_is_the_brute_force_answer_of_each():
+    rng = np.random.default_rng(4)
+    sds, ns = np.concatenate([rng.random(60) * 0.03, [0.0008, 0.0003]]), np.concatenate([rng.integers(2, 12, 60), [3, 4]])
+    assert stats.seeds_needed_rows(sds, ns, 0.01).tolist() == [_first_powered_n(sd, n, 0.01) for sd, n in zip(sds, ns)]
