@@ -12,6 +12,7 @@ beside ours (the old rule, McNemar) are written here with scipy alone.
 from __future__ import annotations
 
 import argparse
+import warnings
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -62,11 +63,13 @@ def correlated_divergences(rng, sweeps: int, seeds: int, rate: float, correlatio
 def old_rule_better(arm: np.ndarray, baseline: np.ndarray) -> np.ndarray:
     """The rule before issue 15: paired t on the seeds both completed, divergences ignored, `better` when
     p < 0.05 (one arm: Holm changes nothing), the CI not inside ±MIN_EFFECT and the mean below 0."""
-    diffs = np.where(np.isfinite(arm) & np.isfinite(baseline), arm - baseline, np.nan)
-    result = scipy_stats.ttest_1samp(diffs, 0.0, axis=1, nan_policy="omit")
-    n = np.isfinite(diffs).sum(axis=1)
-    mean = np.nanmean(diffs, axis=1)
-    half = scipy_stats.t.ppf(0.975, np.maximum(n - 1, 1)) * np.nanstd(diffs, axis=1, ddof=1) / np.sqrt(n)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():  # under two pairs: NaN, no verdict
+        warnings.simplefilter("ignore")
+        diffs = np.where(np.isfinite(arm) & np.isfinite(baseline), arm - baseline, np.nan)
+        result = scipy_stats.ttest_1samp(diffs, 0.0, axis=1, nan_policy="omit")
+        n = np.isfinite(diffs).sum(axis=1)
+        mean = np.nanmean(diffs, axis=1)
+        half = scipy_stats.t.ppf(0.975, np.maximum(n - 1, 1)) * np.nanstd(diffs, axis=1, ddof=1) / np.sqrt(n)
     negligible = (mean - half > -MIN_EFFECT) & (mean + half < MIN_EFFECT)
     return (np.asarray(result.pvalue) < 0.05) & (mean < 0) & ~negligible & (n >= 2)
 

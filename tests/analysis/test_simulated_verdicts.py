@@ -16,6 +16,8 @@ def test_the_survivorship_null_is_rarely_better():
     for noise in (0.003, 0.01, 0.03):
         arm, baseline = simulations.survivorship_null(rng, SWEEPS, noise=noise)
         assert np.mean(simulations.decide(arm, baseline) == "better") <= 0.05
+    # the scenario bites: the rule that ignored divergences (written with scipy alone) fell for it
+    assert np.mean(simulations.old_rule_better(arm, baseline)) > 0.3
 
 
 def test_an_arm_that_diverged_on_4_of_6_is_never_negligible_or_better():
