@@ -83,3 +83,18 @@ def test_rewrite_replaces_the_file_atomically(tmp_path):
         assert "first" in reader_of_the_old_page.read()
     assert "second" in out.read_text()
     assert [p.name for p in out.parent.iterdir()] == ["report.html"]  # no temp file left behind
+
+
+def test_a_sweep_at_two_widths_gets_its_comparison_across_them(tmp_path):
+    # identical variants (each seed's runs equal up to 0.001 noise): ranks at each width, and no resolved reversal
+    for qk_norm in ("none", "rmsnorm"):
+        for width in (64, 128):
+            for seed in range(3):
+                synthetic.write_run(tmp_path, f"{qk_norm}-{width}-{seed}", sweep="wide", arm=f"{qk_norm}-{width}", seed=seed,
+                                    lr=1e-3, final=3.0 + 0.01 * seed + 0.001 * (qk_norm == "none") * (-1) ** seed, steps=12,
+                                    config={"d_model": width, "qk_norm": qk_norm})
+    page = write_report(tmp_path, "wide").read_text()
+    scale = page[page.index("<h2>Across scales</h2>"):page.index("<h2>Figures</h2>")]
+    assert "No resolved reversal across d_model." in scale and "Ranking reverses" not in scale
+    assert scale.count('<td data-sort="qk_norm=rmsnorm">') == 2 and "no resolved reversal" in scale
+    assert "<summary>SQL</summary>" in scale
