@@ -13,7 +13,7 @@ from db.errors import CorruptShardWarning, DbError, NoResultsError, ReadOnlyQuer
 from db.paths import resolve_results_dir
 from db.run_state import RunState, result_summary, run_state
 from db.schema import SCHEMA_VERSION
-from db.sweeps import read_plan, sweep_dir, write_sweep, write_trial
+from db.sweeps import read_plan, sweep_dir, write_confirmation, write_sweep, write_trial
 from db.writer import STATUSES, RunWriter
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "result_summary",
     "run_state",
     "sweep_dir",
+    "write_confirmation",
     "write_sweep",
     "write_trial",
 ]

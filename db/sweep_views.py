@@ -14,7 +14,7 @@ import pyarrow as pa
 from db.sweeps import CELL_SCHEMA, sweep_files
 from db.sql import quote_literal
 
-PLAN_COLUMNS = ["sweep", "arm", "lr", "seed", "trial", "run_id", "cell", "matched_residual", "steps", "arm_values"]
+PLAN_COLUMNS = ["sweep", "arm", "lr", "seed", "trial", "confirms", "run_id", "cell", "matched_residual", "steps", "arm_values"]
 # Cells still to train: interrupted and crashed runs are resumed by the next worker that claims them.
 WAITING = ("pending", "interrupted", "crashed")
 
@@ -22,12 +22,14 @@ _DUCK = {pa.string(): "VARCHAR", pa.float64(): "DOUBLE", pa.int64(): "BIGINT"}
 
 
 def _plans_table(con, plans: list[str]) -> None:
+    # Typed empty rows first, then the files by name: a column no file has yet (`confirms` in a plan written
+    # before it existed) is NULL instead of an error, and the files' other columns are never read.
+    empty = ", ".join(f"NULL::{_DUCK[CELL_SCHEMA.field(name).type]} AS {name}" for name in PLAN_COLUMNS)
+    files = ""
     if plans:
         listing = ", ".join(map(quote_literal, plans))
-        con.execute(f"CREATE TABLE _plans AS SELECT {', '.join(PLAN_COLUMNS)} FROM read_parquet([{listing}], union_by_name = true)")
-    else:
-        columns = ", ".join(f"NULL::{_DUCK[CELL_SCHEMA.field(name).type]} AS {name}" for name in PLAN_COLUMNS)
-        con.execute(f"CREATE TABLE _plans AS SELECT {columns} WHERE false")
+        files = f" UNION ALL BY NAME SELECT * FROM read_parquet([{listing}], union_by_name = true)"
+    con.execute(f"CREATE TABLE _plans AS SELECT {', '.join(PLAN_COLUMNS)} FROM (SELECT {empty} WHERE false{files})")
 
 
 def _meta_table(con, records: list[dict]) -> None:
@@ -52,7 +54,8 @@ def create_sweep_views(con, results_dir: str) -> None:
         SELECT p.*, coalesce(r.status, 'pending') AS status
         FROM _plans p LEFT JOIN runs r USING (run_id)
         UNION ALL BY NAME
-        SELECT r.sweep, r.arm, {run_lr}::DOUBLE AS lr, r.seed, NULL::BIGINT AS trial, r.run_id, NULL::BIGINT AS cell,
+        SELECT r.sweep, r.arm, {run_lr}::DOUBLE AS lr, r.seed, NULL::BIGINT AS trial, NULL::BIGINT AS confirms, r.run_id,
+            NULL::BIGINT AS cell,
             NULL::DOUBLE AS matched_residual, NULL::BIGINT AS steps, NULL::VARCHAR AS arm_values, r.status
         FROM runs r
         WHERE r.sweep IS NOT NULL AND r.sweep NOT IN (SELECT sweep FROM _plans)

@@ -3,8 +3,9 @@
 `<results>/sweeps/<sweep>/sweep.json` holds the sweep's description (question, baseline arm, axes) and
 `cells.parquet` its plan, one row per cell, including the cell's three configs as JSON so that any worker,
 on any host, can train a cell from the results directory alone. Both files are replaced atomically on
-each launch. A search's trials are cells made as the search goes: each is one write-once file under
-`trials/`. Membership lives here rather than in a run's manifest, so one run can serve several sweeps.
+each launch. A search's trials are cells made as the search goes, and so are the confirmation cells that rerun
+a finished search's chosen configuration on fresh seeds (`confirms`: the trial they confirm): each is one
+write-once file under `trials/`. Membership lives here rather than in a run's manifest, so one run can serve several sweeps.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ SWEEP_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]{0,199}$")
 
 CELL_SCHEMA = pa.schema([
     ("sweep", pa.string()), ("arm", pa.string()), ("lr", pa.float64()), ("seed", pa.int64()),
-    ("trial", pa.int64()), ("run_id", pa.string()), ("cell", pa.int64()), ("matched_residual", pa.float64()),
+    ("trial", pa.int64()), ("confirms", pa.int64()), ("run_id", pa.string()), ("cell", pa.int64()), ("matched_residual", pa.float64()),
     ("steps", pa.int64()), ("arm_values", pa.string()), ("model", pa.string()), ("train", pa.string()),
     ("data", pa.string()),
 ])
@@ -87,15 +88,28 @@ def write_sweep(results_dir: str | os.PathLike, sweep: str, meta: Mapping[str, A
     return folder
 
 
+def _write_once(path: Path, row: Mapping[str, Any]) -> Path:
+    """One cell row as its own parquet file, unless the file exists: every worker computes the same row, and
+    the first to write it wins."""
+    if not path.exists():
+        table = pa.Table.from_pylist([dict(row)], schema=CELL_SCHEMA)
+        _replace_atomically(path, lambda tmp: pq.write_table(table, tmp))
+    return path
+
+
 def write_trial(results_dir: str | os.PathLike, sweep: str, study: int, cell: Mapping[str, Any]) -> Path:
     """Record one trial of study number `study` of a sweep (a cell row with its `trial` number), once."""
     check_sweep_name(sweep)
     row = {**dict(cell), "sweep": sweep}
-    path = sweep_dir(results_dir, sweep) / TRIALS_DIR / f"s{study:04d}-t{row['trial']:06d}.parquet"
-    if not path.exists():
-        table = pa.Table.from_pylist([row], schema=CELL_SCHEMA)
-        _replace_atomically(path, lambda tmp: pq.write_table(table, tmp))
-    return path
+    return _write_once(sweep_dir(results_dir, sweep) / TRIALS_DIR / f"s{study:04d}-t{row['trial']:06d}.parquet", row)
+
+
+def write_confirmation(results_dir: str | os.PathLike, sweep: str, study: int, index: int, cell: Mapping[str, Any]) -> Path:
+    """Record confirmation cell `index` of study number `study` (a cell row with `confirms`, the trial it
+    reruns on a fresh seed, and no `trial`), once."""
+    check_sweep_name(sweep)
+    row = {**dict(cell), "sweep": sweep}
+    return _write_once(sweep_dir(results_dir, sweep) / TRIALS_DIR / f"s{study:04d}-c{index:06d}.parquet", row)
 
 
 def sweep_files(results_dir: str | os.PathLike) -> tuple[list[str], list[dict[str, Any]]]:
