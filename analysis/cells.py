@@ -6,6 +6,7 @@ must not pay for scipy, and computes the table in a parent that must not pay for
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 METRIC = "final_val_loss"
@@ -20,3 +21,36 @@ class Cells:
 
     baseline: str
     runs: tuple[tuple, ...]
+    confirmed: tuple[tuple[str, float | None, int], ...] = ()  # (arm, lr, fresh seeds) judged on confirmation cells
+
+
+def judged_runs(rows) -> tuple[tuple[tuple, ...], tuple[tuple[str, float | None, int], ...]]:
+    """The rows a comparison is judged on, from rows (arm, lr, seed, searched, status, value, confirming), and the
+    (arm, lr, fresh seeds) of the searched arms judged on confirmation cells.
+
+    A search's per-seed best trial was selected on the very metric it is then tested on, so its noise is biased
+    in its favour (docs/analysis.md#honest-search-confirmation-seeds). Where an (arm, lr) has confirmation cells,
+    the chosen configuration rerun on seeds no trial used, its outcomes come from those alone: its trials are
+    left out."""
+    confirmed = defaultdict(set)
+    for arm, lr, seed, *_, confirming in rows:
+        if confirming:
+            confirmed[(arm, lr)].add(seed)
+    runs = tuple(row[:6] for row in rows if not (row[3] and (row[0], row[1]) in confirmed))
+    return runs, tuple((arm, lr, len(seeds)) for (arm, lr), seeds in confirmed.items())
+
+
+SELECTION = "selection"  # the comparison column saying how a searched arm's seed outcomes were chosen
+
+
+def add_selection(rows: list[dict], cells: Cells) -> list[str]:
+    """Mark each comparison row of a searched arm with how its seed outcomes were chosen: 'confirmed on N
+    fresh seeds', or 'best trial per seed' (selected on the tested metric, so biased in its favour). Returns
+    the columns added: [SELECTION], or none for a sweep without a search."""
+    chosen = {(arm, lr): "best trial per seed" for arm, lr, _, searched, *_ in cells.runs if searched}
+    chosen.update({(arm, lr): f"confirmed on {n} fresh seeds" for arm, lr, n in cells.confirmed})
+    if not chosen:
+        return []
+    for row in rows:
+        row[SELECTION] = chosen.get((row["arm"], row["lr"]))
+    return [SELECTION]

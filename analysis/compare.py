@@ -7,14 +7,14 @@ the cells here in a child process (see harness/cli/compare.py).
 
 from __future__ import annotations
 
-from analysis.cells import METRIC, MIN_EFFECT, Cells
+from analysis.cells import METRIC, MIN_EFFECT, Cells, add_selection, judged_runs
 from analysis.errors import AnalysisError, closest
 from analysis.outcomes import outcome_sql
 from analysis.source import SweepSource
 from db.sql import quote_ident
 
 NUMERIC = ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "BIGINT", "INTEGER", "SMALLINT", "TINYINT", "HUGEINT", "UBIGINT", "UINTEGER")
-NOT_METRICS = ("lr", "seed", "trial")
+NOT_METRICS = ("lr", "seed", "trial", "confirms")
 
 
 def check_metric(sweep: SweepSource, metric: str) -> None:
@@ -47,11 +47,12 @@ def resolve_baseline(sweep: SweepSource, baseline: str | None) -> str:
     return chosen
 
 
-# A search trial's LR is its study's, unless the LR is one of the tuned parameters (then every trial has its own).
-# The status is the run's outcome on the metric (analysis.outcomes); runs without one are left out.
+# A search's cell (trial or confirmation) has its study's LR, unless the LR is one of the tuned parameters (then
+# every trial has its own). The status is the run's outcome on the metric (analysis.outcomes); runs without one
+# are left out. The last column marks confirmation cells (`analysis.cells.judged_runs`).
 CELLS_SQL = """
-SELECT arm, CASE WHEN trial IS NOT NULL AND json_extract(arm_values, '$.lr') IS NOT NULL THEN NULL ELSE lr END,
-    seed, trial IS NOT NULL, {outcome} AS outcome, {metric}
+SELECT arm, CASE WHEN (trial IS NOT NULL OR confirms IS NOT NULL) AND json_extract(arm_values, '$.lr') IS NOT NULL
+    THEN NULL ELSE lr END, seed, trial IS NOT NULL, {outcome} AS outcome, {metric}, confirms IS NOT NULL
 FROM sweep_runs WHERE outcome IS NOT NULL
 """
 
@@ -63,11 +64,15 @@ def finished_cells(sweep: SweepSource, metric: str = METRIC, baseline: str | Non
     check_finished(sweep)
     baseline = resolve_baseline(sweep, baseline)
     query = CELLS_SQL.format(metric=quote_ident(metric), outcome=outcome_sql(metric))
-    return Cells(baseline, tuple(sweep.rows(query)))
+    return Cells(baseline, *judged_runs(sweep.rows(query)))
 
 
 def compare(sweep: SweepSource, metric: str = METRIC, baseline: str | None = None, min_effect: float = MIN_EFFECT) -> list[dict]:
-    """`comparison_table` of the sweep's finished cells: one row per (arm, lr), the baseline's first."""
+    """`comparison_table` of the sweep's finished cells: one row per (arm, lr), the baseline's first; in a
+    search, each row also says how its seed outcomes were chosen (`analysis.cells.add_selection`)."""
     from analysis.comparison import comparison_table
 
-    return comparison_table(finished_cells(sweep, metric, baseline), min_effect)
+    cells = finished_cells(sweep, metric, baseline)
+    rows = comparison_table(cells, min_effect)
+    add_selection(rows, cells)
+    return rows

@@ -23,7 +23,7 @@ from analysis.sensitivity import run_losses
 from db.views import RUNS_LEADING, RUNS_TRAILING
 
 SCALE_AXES = ("d_model", "n_layers")
-NOT_SWITCHES = {*RUNS_LEADING, *RUNS_TRAILING, "lr", "trial", "arm_values"}
+NOT_SWITCHES = {*RUNS_LEADING, *RUNS_TRAILING, "lr", "trial", "confirms", "arm_values"}
 COLUMNS = ["variant", "best_lr", "n", "diverged", "loss", "ci_low", "ci_high", "rank", "reversal"]
 NO_REVERSAL = "no resolved reversal"
 

@@ -23,11 +23,13 @@ NOT_COUNTS = ("sweep", "question", "baseline", "axes", "n_cells", "created_at")
 
 
 def membership_sql(con, sweep: str) -> str:
-    """A SELECT of one row per run of `sweep`: sweep, arm, lr, seed, trial, arm_values, then every `runs` column."""
+    """A SELECT of one row per run of `sweep`: sweep, arm, lr, seed, trial, confirms, arm_values, then every
+    `runs` column."""
     runs_columns = {row[0] for row in con.execute("DESCRIBE runs").fetchall()}
     shadowed = ", ".join(c for c in ("sweep", "arm", "seed", "lr") if c in runs_columns)
     return (  # a run written without an arm still belongs to its sweep: it gets the arm '(none)'
-        f"SELECT c.sweep, coalesce(c.arm, '(none)') AS arm, c.lr, c.seed, c.trial, c.arm_values, r.* EXCLUDE ({shadowed}) "
+        f"SELECT c.sweep, coalesce(c.arm, '(none)') AS arm, c.lr, c.seed, c.trial, c.confirms, c.arm_values, "
+        f"r.* EXCLUDE ({shadowed}) "
         f"FROM sweep_cells c JOIN runs r USING (run_id) WHERE c.sweep = {quote_literal(sweep)}"
     )
 
