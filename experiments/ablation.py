@@ -32,7 +32,8 @@ class Ablation:
     partial dict naming the arm the analysis compares against (default: the base arm, else the first).
     `tune`: {field: LogUniform/Uniform/IntUniform/Choice} makes each arm an Optuna search of `trials` trials
     (`sampler` 'tpe' or 'random', `pruner` 'median' or 'none'), one study per arm, or per arm and seed with
-    `tune_per_seed=True`."""
+    `tune_per_seed=True`; `confirm_seeds` N reruns each finished study's chosen configuration on N fresh seeds,
+    and the comparison tests those runs instead of the trials the choice was made on."""
 
     name: str
     question: str
@@ -52,6 +53,7 @@ class Ablation:
     sampler: str = "tpe"
     pruner: str = "median"
     tune_per_seed: bool = False
+    confirm_seeds: int = 0
 
     def __post_init__(self) -> None:
         from db.sweeps import SWEEP_NAME_PATTERN
@@ -88,6 +90,7 @@ class Ablation:
             if value is not None and not isinstance(value, Mapping):
                 _fail(self.name, f"{name} must be a dict of field values, not {type(value).__name__}")
         self._check_search()
+        self._check_confirm()
         if self.exclude is not None and not callable(self.exclude):
             if not isinstance(self.exclude, (list, tuple)) or not all(isinstance(e, Mapping) for e in self.exclude):
                 _fail(self.name, "exclude must be a predicate (point → bool) or a list of partial dicts")
@@ -112,6 +115,13 @@ class Ablation:
             _fail(self.name, "lr is both tuned and swept (lrs=); give one")
         if self.seeds > 1 and not self.tune_per_seed:
             _fail(self.name, f"seeds={self.seeds} with tune: set tune_per_seed=True for one study per arm and seed")
+
+    def _check_confirm(self) -> None:
+        if isinstance(self.confirm_seeds, bool) or not isinstance(self.confirm_seeds, int) or self.confirm_seeds < 0:
+            _fail(self.name, f"confirm_seeds={self.confirm_seeds!r} must be an integer ≥ 0")
+        if self.confirm_seeds and self.tune is None:
+            _fail(self.name, f"confirm_seeds={self.confirm_seeds} needs tune=: it reruns a search's chosen configuration "
+                             "on fresh seeds, and a grid arm has no choice to confirm (use seeds= for more seeds)")
 
     def excludes(self, point: Mapping[str, Any]) -> bool:
         """Whether the grid point (its switch values plus `lr`) is left out of the sweep."""

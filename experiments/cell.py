@@ -12,6 +12,17 @@ from harness.config.model import ModelConfig
 from harness.config.train import TrainConfig
 
 
+def cell_label(arm: str, lr: float, seed: int, trial: int | None = None, confirms: int | None = None) -> str:
+    """How displays name a cell: `arm lr=… seed=…`, plus `trial=…` for a search trial or `confirms=…` for a
+    confirmation cell."""
+    label = f"{arm} lr={lr:g} seed={seed}"
+    if trial is not None:
+        label += f" trial={trial}"
+    if confirms is not None:
+        label += f" confirms={confirms}"
+    return label
+
+
 @dataclass(frozen=True)
 class Cell:
     """One unit of work of a sweep; `run_id` is `run_key(model, train, data)`."""
@@ -29,16 +40,18 @@ class Cell:
     flops_per_token: int
     matched_residual: int | None = None
     trial: int | None = None
+    confirms: int | None = None  # a confirmation cell: the trial whose configuration it reruns on a fresh seed
 
     @property
     def label(self) -> str:
-        """`arm lr=… seed=…` (and `trial=…`) for displays and messages."""
-        return f"{self.arm} lr={self.lr:g} seed={self.seed}" + ("" if self.trial is None else f" trial={self.trial}")
+        """`arm lr=… seed=…` (and `trial=…` or `confirms=…`) for displays and messages."""
+        return cell_label(self.arm, self.lr, self.seed, self.trial, self.confirms)
 
     def plan_row(self) -> dict[str, Any]:
         """The cell as a row of `db.write_sweep`'s plan."""
         return {
-            "arm": self.arm, "lr": self.lr, "seed": self.seed, "trial": self.trial, "run_id": self.run_id,
+            "arm": self.arm, "lr": self.lr, "seed": self.seed, "trial": self.trial, "confirms": self.confirms,
+            "run_id": self.run_id,
             "cell": self.index, "steps": self.train.steps,
             "matched_residual": None if self.matched_residual is None else float(self.matched_residual),
             "arm_values": json.dumps(self.arm_values, sort_keys=True, default=str),
@@ -58,5 +71,5 @@ class Cell:
             seed=row["seed"], model=model, train=train, data=DataConfig.from_dict(json.loads(row["data"])),
             run_id=row["run_id"], params=calc.params(model), flops_per_token=calc.flops_per_token(model, train.seq_len),
             matched_residual=None if row["matched_residual"] is None else int(row["matched_residual"]),
-            trial=row["trial"],
+            trial=row["trial"], confirms=row.get("confirms"),  # plans written before confirmations have no such column
         )

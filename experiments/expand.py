@@ -233,8 +233,8 @@ def _studies(ablation: Ablation, cells: list[Cell]) -> tuple[Study, ...]:
     clash = [name for name in ablation.tune if name in ablation.grid.axes]
     if clash:
         raise SweepError(f"ablation {ablation.name!r}: {', '.join(clash)} is both a grid axis and tuned; give it once.")
-    studies = tuple(Study(i, cell, dict(ablation.tune), ablation.trials, ablation.sampler, ablation.pruner)
-                    for i, cell in enumerate(cells))
+    studies = tuple(Study(i, cell, dict(ablation.tune), ablation.trials, ablation.sampler, ablation.pruner,
+                          ablation.confirm_seeds) for i, cell in enumerate(cells))
     problems: dict[str, list[str]] = defaultdict(list)
     for study in studies:
         try:

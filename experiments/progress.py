@@ -44,15 +44,19 @@ class SweepProgress:
 
 
 def cell_refs(plan_table) -> list[CellRef]:
-    """CellRefs of a stored plan (`db.read_plan`)."""
-    rows = plan_table.select(["cell", "run_id", "arm", "lr", "seed", "trial"]).to_pylist()
-    return [CellRef(r["trial"] if r["cell"] is None else r["cell"], r["run_id"],
-                    f"{r['arm']} lr={r['lr']:g} seed={r['seed']}" + ("" if r["trial"] is None else f" trial={r['trial']}"))
+    """CellRefs of a stored plan (`db.read_plan`); a plan written before confirmation cells has no `confirms`."""
+    from experiments.cell import cell_label
+
+    rows = plan_table.select([c for c in ("cell", "run_id", "arm", "lr", "seed", "trial", "confirms")
+                              if c in plan_table.column_names]).to_pylist()
+    return [CellRef(next((i for i in (r["cell"], r["trial"], r.get("confirms")) if i is not None), None), r["run_id"],
+                    cell_label(r["arm"], r["lr"], r["seed"], r["trial"], r.get("confirms")))
             for r in rows]
 
 
 def stored_cells(results_dir: Path, sweep: str) -> tuple[list[CellRef], int]:
-    """(the sweep's cells so far: plan cells and the trials started, the number it will have in all)."""
+    """(the sweep's cells so far: plan cells, the trials started and the confirmation cells recorded, the
+    number it will have in all: for a search, each study's trials plus its confirmation seeds)."""
     import json
 
     import pyarrow as pa
@@ -64,8 +68,9 @@ def stored_cells(results_dir: Path, sweep: str) -> tuple[list[CellRef], int]:
     trials = folder / "trials"
     if trials.is_dir():
         tables += [pq.read_table(trials / name) for name in sorted(os.listdir(trials)) if name.endswith(".parquet")]
-    refs = cell_refs(pa.concat_tables(tables))
-    expected = len(refs) if not meta.get("studies") else len(meta["studies"]) * meta["trials"]
+    refs = cell_refs(pa.concat_tables(tables, promote_options="default"))  # older files lack `confirms`: NULL
+    studies = meta.get("studies")
+    expected = len(refs) if not studies else sum(meta["trials"] + study.get("confirm_seeds", 0) for study in studies)
     return refs, expected
 
 
@@ -128,7 +133,7 @@ def left_lines(progress: SweepProgress, limit: int = 20) -> list[str]:
         lines.append(f"  … and {len(progress.unfinished) - limit} more")
     not_started = progress.total - progress.done - len(progress.unfinished)
     if not_started > 0:
-        lines.append(f"  {not_started} search trials not started yet")
+        lines.append(f"  {not_started} search cells (trials or confirmations) not started yet")
     return lines
 
 

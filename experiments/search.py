@@ -10,17 +10,19 @@ and its value goes back to the study.
   one is told `PRUNED`.
 - Concurrent workers never run more than `trials` trials of a study: a trial asked beyond the count is
   told FAIL (tagged `surplus`) before it trains.
+- Once a study is done, its completed trials are final (any later one would be surplus), so its chosen trial,
+  and with `confirm_seeds` the confirmation cells that rerun it on fresh seeds, are the same for every worker.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import warnings
 from pathlib import Path
 
 import db
+from experiments.cell import Cell
 from experiments.study import Study
 
 def storage(url: str, retries: int, stale_after: float):
@@ -128,17 +130,28 @@ class StudyRunner:
         self.heartbeat(trial)  # at once: a trial killed before its first periodic beat would stay RUNNING forever
         return trial
 
-    def record(self, trial, run_id: str) -> None:
-        """The trial as a cell of the sweep (`sweep_cells.trial`), written once."""
-        base = self.study.base
-        model, train, data = self.study.configs(trial.params)
-        db.write_trial(self.results_dir, self.sweep, self.study.index, {
-            "arm": base.arm, "lr": train.lr, "seed": train.seed, "trial": trial.number, "run_id": run_id,
-            "steps": train.steps, "arm_values": json.dumps({**base.arm_values, **trial.params}, sort_keys=True, default=str),
-            "matched_residual": None if base.matched_residual is None else float(base.matched_residual),
-            "model": json.dumps(model.changed_fields()), "train": json.dumps(train.changed_fields()),
-            "data": json.dumps(data.changed_fields()),
-        })
+    def record(self, cell: Cell) -> None:
+        """A trial's cell as a cell of the sweep (`sweep_cells.trial`), written once."""
+        db.write_trial(self.results_dir, self.sweep, self.study.index, _search_row(cell))
+
+    def chosen(self):
+        """The done study's chosen trial: its best completed one (the lowest value, the lowest number on a
+        tie, so every worker picks the same), or None when no trial completed."""
+        from optuna.trial import TrialState
+
+        completed = self.optuna_study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        return min(completed, key=lambda t: (t.value, t.number), default=None)
+
+    def confirmations(self) -> list[Cell]:
+        """The done study's confirmation cells (none without `confirm_seeds` or a completed trial), each
+        recorded once as a cell of the sweep (`sweep_cells.confirms`)."""
+        chosen = self.chosen() if self.study.confirm_seeds else None
+        if chosen is None:
+            return []
+        cells = self.study.confirmations(chosen.number, chosen.params)
+        for cell in cells:
+            db.write_confirmation(self.results_dir, self.sweep, self.study.index, cell.index, _search_row(cell))
+        return cells
 
     def heartbeat(self, trial) -> None:
         """Tell the storage the trial's worker is alive (ask/tell has no heartbeat thread of its own)."""
@@ -157,3 +170,8 @@ class StudyRunner:
         else:
             self.optuna_study.tell(trial, state=TrialState.FAIL)
 
+
+
+def _search_row(cell: Cell) -> dict:
+    """A search's cell (a trial or a confirmation) as a row of the sweep: no index in the plan (`cell` NULL)."""
+    return {**cell.plan_row(), "cell": None}

@@ -1,5 +1,7 @@
 """A sweep worker: a long-lived process that pays for torch, Lightning and data preparation once, then
-claims cell after cell of a sweep's stored plan and trains it, until no cell needs work.
+claims cell after cell of a sweep's stored plan and trains it, until no cell needs work. A search's trials
+are asked from its studies; a done study's confirmation cells (`Ablation(confirm_seeds=N)`) join the plan's
+cells and are claimed and trained exactly like them.
 
 A diverged cell is finished. A cell whose previous worker died resumes from its last checkpoint (or
 starts again at step 0 as a new segment). A cell that raised is retried until it failed `retries + 1`
@@ -17,7 +19,6 @@ import socket
 import sys
 import time
 import traceback
-from dataclasses import replace
 from pathlib import Path
 
 import db
@@ -65,6 +66,7 @@ class Worker:
         self.cells = [Cell.from_plan_row(row) for row in db.read_plan(results_dir, sweep).to_pylist()]
         self.searches = self._searches(optuna_storage)
         self._finished: set[str] = set()
+        self._confirming: set[int] = set()  # studies whose confirmation cells joined `self.cells`
         self._prepared: dict[tuple[str, int], object] = {}
         self.stopped_by: int | None = None  # the signal that stopped a search trial
 
@@ -182,7 +184,7 @@ class Worker:
                     searched = self._search_once()
                     if searched == "stopped":
                         return 128 + self.stopped_by
-                    trained, waiting = searched == "trained", waiting or searched == "waiting"
+                    trained, waiting = searched in ("trained", "confirming"), waiting or searched == "waiting"
                 if not trained:
                     if not waiting:
                         _log(self.name, "no cell left")
@@ -190,13 +192,20 @@ class Worker:
                     time.sleep(POLL_EVERY)
 
     def _search_once(self) -> str:
-        """Run one trial of the first study that has room: 'trained', 'waiting' (others hold the rest),
-        'stopped' (a signal stopped the trial) or 'idle' (every study is done)."""
+        """Run one trial of the first study that has room: 'trained', 'confirming' (a done study's confirmation
+        cells joined the claimed cells, which the claim loop trains like plan cells), 'waiting' (others hold the
+        rest), 'stopped' (a signal stopped the trial) or 'idle' (every study is done)."""
         from experiments.pruning import PruneOnValidation
 
         waiting = False
         for runner in self.searches:
             state = runner.state()
+            if state == "done" and runner.study.index not in self._confirming:
+                self._confirming.add(runner.study.index)
+                confirmations = runner.confirmations()
+                if confirmations:
+                    self.cells.extend(confirmations)
+                    return "confirming"
             if state != "open":
                 waiting = waiting or state == "busy"
                 continue
@@ -204,14 +213,8 @@ class Worker:
             if trial is None:
                 waiting = True
                 continue
-            from harness.train.keys import run_key
-
-            model, train, data = runner.study.configs(trial.params)
-            base = runner.study.base
-            cell = replace(base, index=trial.number, model=model, train=train, data=data, lr=train.lr,
-                           run_id=run_key(model, train, data), trial=trial.number,
-                           arm_values={**base.arm_values, **trial.params})
-            runner.record(trial, cell.run_id)
+            cell = runner.study.cell(trial.params, trial.number, trial=trial.number)
+            runner.record(cell)
             outcome = self._train_trial(runner, trial, cell, PruneOnValidation(trial))
             if outcome == "stopped":
                 return "stopped"

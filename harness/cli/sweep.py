@@ -111,7 +111,8 @@ def sweep(args: argparse.Namespace) -> int:
 
     db.write_sweep(results_dir, plan.name, plan.meta(source), [c.plan_row() for c in plan.plan_cells])
     if plan.studies:
-        print(f"harness sweep: {plan.name}: {len(plan.studies)} searches of {plan.ablation.trials} trials "
+        confirm = f" + {plan.ablation.confirm_seeds} confirmation seeds" if plan.ablation.confirm_seeds else ""
+        print(f"harness sweep: {plan.name}: {len(plan.studies)} searches of {plan.ablation.trials} trials{confirm} "
               f"({plan.ablation.sampler}, pruner {plan.ablation.pruner}) → {results_dir}", file=sys.stderr)
     else:
         finished = sum(1 for c in plan.cells if db.run_state(results_dir, c.run_id).result)

@@ -54,9 +54,10 @@ def print_dry_run(plan, results_dir: Path, workers: int) -> None:
     print(render_table(["cell", "arm", "lr", "seed", "key", "params", "flops/token", "steps", "matched residual", "done"], rows))
     if plan.studies:
         space = ", ".join(plan.ablation.tune)
-        print(f"\nsearches: each row above is the base of one Optuna study of {plan.ablation.trials} trials over {space}; "
-              f"the estimate below counts the trials.")
-        seconds *= plan.ablation.trials
+        confirm = f", then its chosen configuration on {plan.ablation.confirm_seeds} fresh seeds" if plan.ablation.confirm_seeds else ""
+        print(f"\nsearches: each row above is the base of one Optuna study of {plan.ablation.trials} trials over {space}"
+              f"{confirm}; the estimate below counts the trials and confirmations.")
+        seconds *= plan.ablation.trials + plan.ablation.confirm_seeds
     basis = "measured from this store's finished runs" if rate else f"assuming {DEFAULT_FLOPS_PER_SECOND:.0e} FLOP/s per worker"
     print(f"\n{plan.name}: {len(plan.cells)} cells, {len(plan.arms)} arms, baseline {plan.baseline!r}; {done} already "
           f"finished. Estimated time with {workers} worker(s): {_duration(seconds / workers)} ({basis}).")
