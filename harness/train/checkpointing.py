@@ -13,8 +13,8 @@ from pathlib import Path
 
 from lightning.pytorch import Callback
 
-from harness.train.checkpoints import LAST
-from harness.train.fencing import UNFENCED, Fence
+from harness.train.checkpoints import LAST, checkpoint_dir, run_checkpoint
+from harness.train.fencing import UNFENCED, Fence, FenceLost
 
 CLAIM_KEY = "harness_claim"  # the claim generation a checkpoint was written under (None outside sweeps)
 
@@ -31,8 +31,10 @@ class RunCheckpoints(Callback):
     """Writes the checkpoints; `latest` is the name of the newest one this segment stands on (the one it
     resumed from until it writes its own), which a closing result names in its summary."""
 
-    def __init__(self, ckpt_dir: Path, every: int, fence: Fence = UNFENCED, resumed_from: Path | None = None) -> None:
-        self.ckpt_dir, self.every, self.fence = Path(ckpt_dir), every, fence
+    def __init__(self, results_dir: Path, run_id: str, every: int, fence: Fence = UNFENCED,
+                 resumed_from: Path | None = None) -> None:
+        self.results_dir, self.run_id, self.every, self.fence = Path(results_dir), run_id, every, fence
+        self.ckpt_dir = checkpoint_dir(results_dir, run_id)
         self.latest: str | None = os.path.basename(os.path.realpath(resumed_from)) if resumed_from else None
         self._saved_step: int | None = None
 
@@ -50,11 +52,24 @@ class RunCheckpoints(Callback):
         trainer.save_checkpoint(self.ckpt_dir / name)
         self.fence.check(f"point {LAST} at {name}")
         point_last_at(self.ckpt_dir, name)
+        try:
+            self.fence.check(f"keep {LAST} at {name}")
+        except FenceLost:
+            # Paused between the check and the rename, we may have re-pointed a finished run's `last`: put it
+            # back at the result's checkpoint (the result's writer also re-points it after it closes).
+            self.point_last_at_result()
+            raise
         previous, self.latest, self._saved_step = self.latest, name, step
         if previous is not None and previous != name:
             self.fence.check(f"remove {previous}")
             (self.ckpt_dir / previous).unlink(missing_ok=True)
         return name
+
+    def point_last_at_result(self) -> None:
+        """Point `last.ckpt` at the checkpoint the run's result names, if it has one."""
+        named = run_checkpoint(self.results_dir, self.run_id)
+        if named is not None and named.name != LAST:
+            point_last_at(self.ckpt_dir, named.name)
 
     def on_save_checkpoint(self, trainer, pl_module, checkpoint) -> None:
         checkpoint[CLAIM_KEY] = self.fence.generation

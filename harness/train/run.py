@@ -206,7 +206,7 @@ def train_run(
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     data.tokenizer.save(str(ckpt_dir / TOKENIZER))  # `harness sample` decodes with exactly this tokenizer
     with process_flags(train, device), stop_on_signals():
-        checkpoints = RunCheckpoints(ckpt_dir, train.checkpoint_every, fence, resume_from)
+        checkpoints = RunCheckpoints(spec.results_dir, spec.run_id, train.checkpoint_every, fence, resume_from)
         trainer = build_trainer(train, device, callbacks, [results, *extra_loggers], progress, checkpoints, fence)
         try:
             trainer.fit(module, datamodule=datamodule, ckpt_path=resume_from, weights_only=True)  # no code runs on load
@@ -219,4 +219,5 @@ def train_run(
         raise results.fence_lost
     summary = next(c for c in callbacks if isinstance(c, RunSummary)).summary
     status = "pruned" if results.pruned_at_step is not None else summary["status"]
+    checkpoints.point_last_at_result()  # after the close: undoes a lost writer's re-pointing in between
     return RunOutcome(spec.run_id, status, summary, ckpt_dir)

@@ -55,3 +55,19 @@ def resume(pid: int) -> None:
         os.kill(pid, signal.SIGCONT)
     except ProcessLookupError:
         pass
+
+
+def stall_until_taken_over(results: Path, run_id: str, pid: int) -> None:
+    """Keep `pid` paused (it may be paused already) until another worker finished `run_id`, then wake it."""
+    from .conftest import wait_for
+
+    pause(pid)
+    try:
+        wait_for(lambda: db.run_state(results, run_id).result is not None, timeout=240, every=0.1)
+    finally:
+        resume(pid)
+
+
+def worker_logs(results: Path, sweep: str) -> str:
+    """Every local worker's log of the sweep, concatenated."""
+    return "".join(p.read_text() for p in (Path(results) / "sweeps" / sweep / "logs").glob("w*.log"))

@@ -5,9 +5,8 @@ reuses the result and goes on; every run has one result and the study its trial 
 import db
 
 from .conftest import start_sweep, wait_for
-from .stalls import FAST, assert_final_checkpoint_stands, holder_pid, raw_results
+from .stalls import FAST, assert_final_checkpoint_stands, holder_pid, raw_results, stall_until_taken_over, worker_logs
 from .test_search import search_file, the_study  # noqa: F401  (search_file is a fixture)
-from .test_sweep_stalls import stall_until_taken_over
 
 
 def test_a_paused_trial_is_taken_over_and_finished_once(tmp_path, search_file):  # noqa: F811
@@ -30,8 +29,7 @@ def test_a_paused_trial_is_taken_over_and_finished_once(tmp_path, search_file): 
     _, err = sweep.communicate(timeout=300)
     assert sweep.returncode == 0, err
     assert "starting a new one" not in err
-    logs = worker_logs_of(results)
-    assert "lost the cell to another worker" in logs
+    assert "lost the cell to another worker" in worker_logs(results, "search")
     study = the_study(path, results, stale_after=2.5)
     assert sum(t.state.name == "COMPLETE" for t in study.trials) == 3
     con = db.connect(results)
@@ -42,7 +40,3 @@ def test_a_paused_trial_is_taken_over_and_finished_once(tmp_path, search_file): 
     steps = [s for (s,) in con.execute("SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step",
                                        [run_id]).fetchall()]
     assert steps == list(range(1, 61))
-
-
-def worker_logs_of(results):
-    return "".join(p.read_text() for p in (results / "sweeps" / "search" / "logs").glob("w*.log"))

@@ -204,9 +204,8 @@ def test_an_element_runs_k_workers_per_gpu_as_slurm_tasks(slurm, tmp_path):
 
 
 def test_a_task_paused_past_stale_after_loses_its_cell_and_goes_on_with_the_next(slurm, tmp_path, ablation_file):
-    from .stalls import FAST, assert_final_checkpoint_stands, raw_results
-    from .test_sweep_stalls import stall_until_taken_over
-
+    from .stalls import FAST, assert_final_checkpoint_stands, raw_results, stall_until_taken_over
+    
     path = ablation_file(name="s", seeds=2, steps=60, checkpoint_every=10)
     ids, results = cell_ids(path), tmp_path / "results"
     code, out, err = harness_sweep(slurm, path, results, "--workers", "2", *FAST)

@@ -12,7 +12,8 @@ from experiments import expand
 from experiments.load import load_ablation
 
 from .conftest import start_sweep, wait_for
-from .stalls import FAST, assert_final_checkpoint_stands, holder_pid, pause, raw_results, resume
+from .stalls import (FAST, assert_final_checkpoint_stands, holder_pid, pause, raw_results, resume,
+                     stall_until_taken_over, worker_logs)
 
 
 def cell_ids(ablation_path):
@@ -42,78 +43,82 @@ def check_store(results, ids, steps):
     assert sample.returncode == 0, sample.stderr
 
 
-def stall_until_taken_over(results, run_id, pid):
-    """Keep `pid` paused until another worker finished `run_id`, then wake it."""
-    pause(pid)
-    try:
-        wait_for(lambda: db.run_state(results, run_id).result is not None, timeout=240, every=0.1)
-    finally:
-        resume(pid)
+def sweeps_row(results):
+    """`harness sweeps`' numbers for sweep t: cells, completed, diverged, failed, running, left."""
+    listing = subprocess.run([sys.executable, "-m", "harness.cli.main", "sweeps", "--results", str(results)],
+                             capture_output=True, text=True, check=True).stdout
+    (row,) = [line.split() for line in listing.splitlines() if line.startswith("t ")]
+    return [int(n) for n in row[1:7]]
 
 
-def finish(sweep, results):
-    out, err = sweep.communicate(timeout=300)
-    status = subprocess.run([sys.executable, "-m", "harness.cli.main", "sweeps", "--results", str(results)],
-                            capture_output=True, text=True)
-    return sweep.returncode, err, status.stdout
-
-
-def worker_logs(results):
-    return "".join(p.read_text() for p in (results / "sweeps" / "t" / "logs").glob("w*.log"))
-
-
-def test_a_worker_paused_after_its_claim_before_its_first_step_loses_the_cell_and_writes_nothing(tmp_path, ablation_file):
-    path = ablation_file(seeds=2, steps=20, checkpoint_every=5)
+def stalled_sweep(tmp_path, ablation_file, steps, checkpoint_every, moment, every):
+    """A 4-cell, 2-worker sweep in which the first worker seen at `moment` (a function (results, ids) →
+    (run_id, pid) or None, which pauses the pid itself) stays paused until another worker finished its cell.
+    Checks what holds whatever the moment; returns (results, ids, the stalled cell)."""
+    path = ablation_file(seeds=2, steps=steps, checkpoint_every=checkpoint_every)
     ids, results = cell_ids(path), tmp_path / "results"
     sweep = start_sweep(path, results, "--workers", "2", *FAST)
     caught = []
 
-    def claimed_not_started():
-        for run_id in ids:
-            pid = holder_pid(results, run_id)
-            if pid is not None and not (results / "runs" / run_id / "manifest").exists():
-                pause(pid)  # at once; then check it really had not opened its segment
-                if not (results / "runs" / run_id / "manifest").exists():
-                    caught.append((run_id, pid))
-                    return True
-                resume(pid)
-        return False
+    def paused_at_moment():
+        caught[:] = [moment(results, ids)]
+        return caught[0] is not None
 
-    wait_for(claimed_not_started, every=0.002)
+    wait_for(paused_at_moment, every=every)
     run_id, pid = caught[0]
     stall_until_taken_over(results, run_id, pid)
-    code, err, sweeps = finish(sweep, results)
-    assert code == 0, err
-    check_store(results, ids, 20)
+    time.sleep(1.0)  # the woken worker runs on for a moment: it must notice before writing anything
+    _, err = sweep.communicate(timeout=300)
+    assert sweep.returncode == 0, err  # the exit code agrees with the store, read below
+    check_store(results, ids, steps)
+    assert sweeps_row(results) == [4, 4, 0, 0, 0, 0]
     assert "starting a new one" not in err  # the paused worker went on; no respawn was spent
-    assert worker_logs(results).count("lost the cell to another worker") == 1  # only the paused one: 2.5 s is enough
+    assert worker_logs(results, "t").count("lost the cell to another worker") == 1  # healthy workers never lost one
+    return results, ids, run_id
+
+
+def claimed_not_started(results, ids):
+    for run_id in ids:
+        pid = holder_pid(results, run_id)
+        if pid is not None and not (results / "runs" / run_id / "manifest").exists():
+            pause(pid)  # at once; then check it really had not opened its segment
+            if not (results / "runs" / run_id / "manifest").exists():
+                return run_id, pid
+            resume(pid)
+    return None
+
+
+def past_a_checkpoint(results, ids):
+    for run_id in ids:
+        pid = holder_pid(results, run_id)
+        if pid is not None and (results / "checkpoints" / run_id / "last.ckpt").exists() \
+                and db.run_state(results, run_id).result is None:
+            pause(pid)
+            return run_id, pid
+    return None
+
+
+def writing_a_checkpoint(results, ids):
+    """A checkpoint file newer than the one `last.ckpt` points at: its writer is between the two."""
+    for run_id in ids:
+        folder = results / "checkpoints" / run_id
+        pid = holder_pid(results, run_id)
+        if pid is None or not (folder / "last.ckpt").exists():
+            continue
+        files = sorted(p.name for p in folder.glob("step*.ckpt"))
+        if files and files[-1] != (folder / "last.ckpt").readlink().name:
+            pause(pid)
+            return run_id, pid
+    return None
+
+
+def test_a_worker_paused_after_its_claim_before_its_first_step_loses_the_cell_and_writes_nothing(tmp_path, ablation_file):
+    results, ids, run_id = stalled_sweep(tmp_path, ablation_file, 20, 5, claimed_not_started, every=0.002)
     assert len(list((results / "runs" / run_id / "manifest").iterdir())) == 1  # the woken worker opened nothing
 
 
 def test_a_worker_paused_mid_cell_writes_no_checkpoint_or_last_after_it_wakes(tmp_path, ablation_file):
-    path = ablation_file(seeds=2, steps=60, checkpoint_every=10)
-    ids, results = cell_ids(path), tmp_path / "results"
-    sweep = start_sweep(path, results, "--workers", "2", *FAST)
-    caught = []
-
-    def past_a_checkpoint():
-        for run_id in ids:
-            pid = holder_pid(results, run_id)
-            last = results / "checkpoints" / run_id / "last.ckpt"
-            if pid is not None and last.exists() and db.run_state(results, run_id).result is None:
-                caught.append((run_id, pid))
-                return True
-        return False
-
-    wait_for(past_a_checkpoint, every=0.01)
-    run_id, pid = caught[0]
-    stall_until_taken_over(results, run_id, pid)
-    time.sleep(1.0)  # the woken worker runs on for a moment: it must notice before writing anything
-    code, err, sweeps = finish(sweep, results)
-    assert code == 0, err
-    check_store(results, ids, 60)
-    assert "starting a new one" not in err
-    assert worker_logs(results).count("lost the cell to another worker") == 1
+    results, ids, run_id = stalled_sweep(tmp_path, ablation_file, 60, 10, past_a_checkpoint, every=0.01)
     taken = db.connect(results).execute("SELECT count(*) FROM _manifests WHERE run_id = ?", [run_id]).fetchone()[0]
     assert taken == 2  # the paused worker's segment and the taker's
 
@@ -121,29 +126,4 @@ def test_a_worker_paused_mid_cell_writes_no_checkpoint_or_last_after_it_wakes(tm
 def test_a_worker_paused_while_it_writes_a_checkpoint_does_not_repoint_last(tmp_path, ablation_file):
     """Paused between writing a checkpoint file and pointing `last.ckpt` at it (polled for; where the window
     is missed, the pause lands just after, mid-cell, which the same guarantees cover)."""
-    path = ablation_file(seeds=2, steps=80, checkpoint_every=2)
-    ids, results = cell_ids(path), tmp_path / "results"
-    sweep = start_sweep(path, results, "--workers", "2", *FAST)
-    caught = []
-
-    def writing_a_checkpoint():
-        for run_id in ids:
-            folder = results / "checkpoints" / run_id
-            pid = holder_pid(results, run_id)
-            if pid is None or not (folder / "last.ckpt").exists():
-                continue
-            files = sorted(p.name for p in folder.glob("step*.ckpt"))
-            if files and files[-1] != (folder / "last.ckpt").readlink().name:
-                pause(pid)
-                caught.append((run_id, pid))
-                return True
-        return False
-
-    wait_for(writing_a_checkpoint, every=0.0005)
-    run_id, pid = caught[0]
-    stall_until_taken_over(results, run_id, pid)
-    time.sleep(1.0)
-    code, err, sweeps = finish(sweep, results)
-    assert code == 0, err
-    check_store(results, ids, 80)
-    assert "starting a new one" not in err
+    stalled_sweep(tmp_path, ablation_file, 80, 2, writing_a_checkpoint, every=0.0005)
