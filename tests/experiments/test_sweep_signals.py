@@ -19,8 +19,9 @@ from .test_sweep_runs import cell_ids
 def test_a_stopped_sweep_checkpoints_its_cells_and_resumes(tmp_path, ablation_file, sig, to_group):
     path = ablation_file(steps=300, checkpoint_every=1000)
     ids, results = cell_ids(path), tmp_path / "results"
-    sweep = start_sweep(path, results, "--workers", "2")
-    wait_for(lambda: all((c := current_claim(results, r)) is not None and (c.step or 0) >= 2 for r in ids), every=0.1)
+    # Beats every 0.5 s: the signal comes early in the cells even when a loaded machine runs them fast or late.
+    sweep = start_sweep(path, results, "--workers", "2", "--heartbeat-every", "0.5")
+    wait_for(lambda: all((c := current_claim(results, r)) is not None and (c.step or 0) >= 2 for r in ids), every=0.05)
     if to_group:
         os.killpg(sweep.pid, sig)  # what a terminal does on Ctrl-C
     else:
