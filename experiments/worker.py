@@ -116,19 +116,23 @@ class Worker:
             state = db.run_state(self.results_dir, cell.run_id)
             spec = RunSpec(cell.model, cell.train, cell.data, self.results_dir, cell.run_id, resume=state.exists,
                            sweep=self.sweep, arm=cell.arm)
-            _log(self.name, f"{'resuming' if state.exists else 'starting'} {cell.label} ({cell.run_id}, claim {claim.generation})")
+            how = "resuming" if state.exists else "starting"
+            _log(self.name, f"{how} {cell.label} ({cell.run_id}, claim {claim.generation})")
             try:
                 prepared = self._data(cell)
                 check_run_inputs(prepared, cell.train)
                 outcome = train_run(spec, prepared, extra_loggers=[_StepReporter.make(heartbeat)], progress=False,
                                     extra_callbacks=callbacks, fence=fence)
             except FenceLost as lost:
-                _log(self.name, f"{cell.label}: lost the cell to another worker, {lost}; going on with the next cell")
-                return LOST
+                return self._lost(cell, lost)
             except Exception as error:  # a crash of this cell is data about the infrastructure: store it, retry
                 return self._record_failure(cell, state, error, fence)
         _log(self.name, f"{cell.label}: {outcome.status} ({fence.checks} fence checks, {1000 * fence.seconds:.1f} ms)")
         return outcome
+
+    def _lost(self, cell: Cell, lost: BaseException) -> str:
+        _log(self.name, f"{cell.label}: lost the cell to another worker, {lost}; going on with the next cell")
+        return LOST
 
     def _record_failure(self, cell: Cell, before: db.RunState, error: Exception, fence) -> None | str:
         """Make sure the attempt counts as a failed segment with its traceback, even when it raised before the
@@ -147,8 +151,7 @@ class Worker:
         try:
             fence.check("record a failure")
         except FenceLost as lost:
-            _log(self.name, f"{cell.label}: lost the cell to another worker, {lost}; going on with the next cell")
-            return LOST
+            return self._lost(cell, lost)
         writer = db.RunWriter.open(self.results_dir, cell.run_id, sweep=self.sweep, arm=cell.arm, seed=cell.seed,
                                    resume=True, resume_from_step=start, claim=fence.generation)
         writer.close("failed", summary={"error": f"{type(error).__name__}: {error}", "traceback": text})
