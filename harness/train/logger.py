@@ -113,12 +113,13 @@ class ResultsLogger(Logger):
         if self._writer is None or self._writer.closed:
             return
         error = sys.exc_info()[1]  # Lightning finalizes from inside its `except` block
-        try:
-            if isinstance(error, FenceLost):
-                raise error
-            self.fence.check("close the segment")
-        except FenceLost as lost:  # someone else holds the cell now: this segment stays as it is
-            self.fence_lost = lost
+        if not isinstance(error, FenceLost):
+            try:
+                self.fence.check("close the segment")
+            except FenceLost as lost:
+                error = lost
+        if isinstance(error, FenceLost):  # someone else holds the cell now: this segment stays as it is
+            self.fence_lost = error
             return
         if self.checkpoint is not None:
             self.summary = {**self.summary, "checkpoint": self.checkpoint}
