@@ -57,6 +57,7 @@ def stalled_sweep(tmp_path, ablation_file, steps, checkpoint_every, moment, ever
     Checks what holds whatever the moment; returns (results, ids, the stalled cell)."""
     path = ablation_file(seeds=2, steps=steps, checkpoint_every=checkpoint_every)
     ids, results = cell_ids(path), tmp_path / "results"
+    warm_data_cache(path)
     sweep = start_sweep(path, results, "--workers", "2", *FAST)
     caught = []
 
@@ -75,6 +76,16 @@ def stalled_sweep(tmp_path, ablation_file, steps, checkpoint_every, moment, ever
     assert "starting a new one" not in err  # the paused worker went on; no respawn was spent
     assert worker_logs(results, "t").count("lost the cell to another worker") == 1  # healthy workers never lost one
     return results, ids, run_id
+
+
+def warm_data_cache(path):
+    """Build the cells' tokenizer and tokens before the sweep: a worker paused while it builds them holds the
+    cache's build lock, and every other worker waits on it until it wakes (docs/sweeps.md), a stall of
+    the whole sweep rather than a lost cell, and not what these tests pause for."""
+    from harness.data import prepare
+
+    cell = expand(load_ablation(str(path))[0], overrides={"vocab_size": 512}).cells[0]
+    prepare(cell.data, cell.model.vocab_size)
 
 
 def claimed_not_started(results, ids):
