@@ -130,7 +130,13 @@ class Worker:
         _log(self.name, f"{cell.label}: {outcome.status} ({fence.checks} fence checks, {1000 * fence.seconds:.1f} ms)")
         return outcome
 
-    def _lost(self, cell: Cell, lost: BaseException) -> str:
+    def _let_go(self, cell: Cell, claim: Claim) -> None:
+        """Release a claim on a cell that has a result already; a claim taken over while this worker stalled
+        between claiming and looking again is lost, and said so like any other."""
+        if not claim.release():
+            self._lost(cell, f"claim {claim.generation} was taken over")
+
+    def _lost(self, cell: Cell, lost: BaseException | str) -> str:
         _log(self.name, f"{cell.label}: lost the cell to another worker, {lost}; going on with the next cell")
         return LOST
 
@@ -175,7 +181,7 @@ class Worker:
                         waiting = True  # someone else trains it; if they die, it comes back to us
                         continue
                     if not self._needs_work(cell):  # finished between our look and our claim
-                        claim.release()
+                        self._let_go(cell, claim)
                         continue
                     outcome = self._train(cell, claim)
                     if outcome not in (None, LOST) and outcome.interrupted is not None:
@@ -238,7 +244,7 @@ class Worker:
                 time.sleep(POLL_EVERY)  # the same configs are training elsewhere: wait for their result
                 continue
             if db.run_state(self.results_dir, cell.run_id).result is not None:  # finished between look and claim
-                claim.release()
+                self._let_go(cell, claim)
                 continue
             outcome = self._train(cell, claim, callbacks=[pruning], also=lambda: runner.heartbeat(trial))
             if outcome != LOST:
