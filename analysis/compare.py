@@ -2,7 +2,7 @@
 the comparison table of `analysis.comparison` (whose docstring gives the rules).
 
 Works on a `SweepSource` without pandas, and imports scipy only to compute the table: `harness compare` reads
-the cells here in a child process (see harness/cli/compare.py).
+the cells here in a child process (see cli/compare.py).
 """
 
 from __future__ import annotations

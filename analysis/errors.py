@@ -1,10 +1,7 @@
-"""The one error analysis raises for bad input; a `ConfigError`, so the CLI prints one line and exits 2.
+"""The one error analysis raises for bad input; a `ConfigError` (errors/, below every layer), so the CLI
+prints one line and exits 2. The rest of analysis takes the error and the 'did you mean' helper from here."""
 
-The only module of `analysis` that imports `harness.config`: the rest take the error and the 'did you mean'
-helper from here.
-"""
-
-from harness.config.base import ConfigError, closest
+from errors import ConfigError, closest
 
 __all__ = ["AnalysisError", "closest", "suggestion"]
 

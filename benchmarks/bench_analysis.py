@@ -102,7 +102,7 @@ def main() -> None:
             rows = generate(results, args.arms, args.lrs, args.seeds, args.steps)
             runs = args.arms * args.lrs * args.seeds
             print(f"generate {runs} runs × {args.steps} steps ({rows:,} metric rows) through db.RunWriter: {time.perf_counter() - start:.1f} s")
-        harness = [sys.executable, "-m", "harness.cli.main"]
+        harness = [sys.executable, "-m", "cli.main"]
         for stage in ("as found (--reuse)" if args.reuse else "before compact", "after compact"):
             if stage == "after compact":
                 subprocess.run([*harness, "db", "compact", "--results", str(results)], check=True, capture_output=True)

@@ -34,7 +34,7 @@ def main() -> None:
     results = tempfile.mkdtemp(prefix="bench-mfu-")
     # Probes and validation off the steady state: measure the training step itself.
     command = [
-        sys.executable, "-m", "harness.cli.main", "run", "--preset", args.preset, "--steps", str(args.steps),
+        sys.executable, "-m", "cli.main", "run", "--preset", args.preset, "--steps", str(args.steps),
         "--results", results, "--run-id", "mfu", "--no-progress",
         "--set", f"probe_every={args.steps}", "--set", f"val_every={args.steps}", "--set", f"checkpoint_every={args.steps}",
         *[item for pair in args.overrides for item in ("--set", pair)],

@@ -63,7 +63,7 @@ def measure(cluster: SlurmCluster, folder: Path, source: Path, i: int) -> dict[s
     ablation.write_text(ABLATION.format(i=i, source=str(source), cache=str(folder / "cache")))
     results = folder / f"results{i}"
     start = time.time()
-    done = subprocess.run([sys.executable, "-m", "harness.cli.main", "sweep", str(ablation), "--results", str(results),
+    done = subprocess.run([sys.executable, "-m", "cli.main", "sweep", str(ablation), "--results", str(results),
                            "--set", "vocab_size=512", "--no-report", "--backend", "slurm"],
                           env=cluster.env, capture_output=True, text=True, check=True)
     submitted = time.time()

@@ -80,7 +80,7 @@ def fence_costs(results: Path) -> list[tuple[int, float]]:
 def run_sweep(ablation: Path, results: Path, workers: int, report: bool) -> float:
     """Wall seconds of `harness sweep` from launch to exit (a fresh store)."""
     shutil.rmtree(results, ignore_errors=True)
-    command = [sys.executable, "-m", "harness.cli.main", "sweep", str(ablation), "--results", str(results),
+    command = [sys.executable, "-m", "cli.main", "sweep", str(ablation), "--results", str(results),
                "--workers", str(workers), "--no-progress", *([] if report else ["--no-report"])]
     started = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
@@ -161,7 +161,7 @@ def main() -> None:
 
     if not args.cells_only:
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "harness.cli.main", "sweep", str(args.dir / "big.py"), "--results",
+        subprocess.run([sys.executable, "-m", "cli.main", "sweep", str(args.dir / "big.py"), "--results",
                         str(args.dir / "empty"), "--dry-run"], check=True, stdout=subprocess.DEVNULL)
         print(f"--dry-run of 10,800 cells: {time.perf_counter() - started:.2f} s (target < 2)")
     if args.report:

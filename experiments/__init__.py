@@ -6,11 +6,11 @@ every cell exactly once on this machine (or, through the same claim protocol, on
                         grid=grid(qk_norm=["none", "rmsnorm"]), lrs=[1e-3, 1e-2], seeds=3)
 """
 
-from experiments.ablation import Ablation
-from experiments.cell import Cell
-from experiments.expand import Plan, SweepError, expand
-from experiments.grid import Grid, grid, zip_
-from experiments.slurm import SlurmLauncher
-from experiments.space import Choice, IntUniform, LogUniform, Uniform
+from experiments.declare.ablation import Ablation
+from experiments.plan.cell import Cell
+from experiments.plan.expand import Plan, SweepError, expand
+from experiments.declare.grid import Grid, grid, zip_
+from experiments.backends.slurm.launcher import SlurmLauncher
+from experiments.declare.space import Choice, IntUniform, LogUniform, Uniform
 
 __all__ = ["Ablation", "Cell", "Choice", "Grid", "IntUniform", "LogUniform", "Plan", "SlurmLauncher", "SweepError", "Uniform", "expand", "grid", "zip_"]

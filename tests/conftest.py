@@ -1,4 +1,5 @@
-"""Fixtures shared by every test package: a small real corpus (the Python language reference)."""
+"""Fixtures shared by every test package: a small real corpus (the Python language reference), prepared once
+per session, and a tiny model/run setup that trains in seconds (tests/harness/train, tests/cli)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from pathlib import Path
 import pydoc_data.topics
 import pytest
 
-from harness.config import DataConfig
+from harness.config import DataConfig, ModelConfig, TrainConfig
+from harness.presets import from_name
 
 
 @pytest.fixture(scope="session")
@@ -27,3 +29,42 @@ def train_corpus(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def train_data_cfg(train_corpus, tmp_path_factory) -> DataConfig:
     return DataConfig(source=str(train_corpus), val_tokens=4096, cache_dir=str(tmp_path_factory.mktemp("cache")))
+
+TRAIN_VOCAB = 512
+
+
+@pytest.fixture(scope="session")
+def train_data(train_data_cfg):
+    """The corpus prepared (tokenizer + token cache) once for the session."""
+    from harness.data import prepare
+
+    return prepare(train_data_cfg, TRAIN_VOCAB)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_cfg() -> ModelConfig:
+    return from_name("tiny", vocab_size=TRAIN_VOCAB, d_model=32, n_heads=2, n_kv_heads=1, max_seq_len=64)
+
+
+@pytest.fixture(scope="session")
+def tiny_train_cfg() -> TrainConfig:
+    """A few-second run with every telemetry path active (probes, validation, checkpoints, spike windows)."""
+    return TrainConfig(
+        steps=8, batch_size=4, seq_len=32, lr=3e-3, warmup_steps=2, probe_every=4, probe_seqs=2,
+        val_every=4, val_seqs=6, spike_window=4, checkpoint_every=4,
+    )
+
+
+@pytest.fixture
+def run_tiny(tmp_path, train_data, train_data_cfg, tiny_model_cfg, tiny_train_cfg):
+    """`run_tiny(run_id="r", resume=False, model=…, **train_changes)` trains in-process into tmp_path/results;
+    returns (RunOutcome, results_dir)."""
+    from harness.train.run import RunSpec, train_run
+
+    results = tmp_path / "results"
+
+    def run(run_id: str = "r", resume: bool = False, model: ModelConfig | None = None, **train_changes):
+        spec = RunSpec(model or tiny_model_cfg, tiny_train_cfg.replace(**train_changes), train_data_cfg, results, run_id, resume)
+        return train_run(spec, train_data, progress=False), results
+
+    return run

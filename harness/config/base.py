@@ -6,7 +6,6 @@ No torch here: configs are built, validated and hashed long before (and far from
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import hashlib
 import json
@@ -14,16 +13,7 @@ import types
 import typing
 from typing import Any, Iterable, Mapping
 
-
-class ConfigError(ValueError):
-    """A config value is invalid; the message names the field, the value and what would be valid."""
-
-
-def closest(value: str, options: Iterable[str]) -> str | None:
-    """The option most like `value` (for 'did you mean' hints), or None when nothing is close; case-blind."""
-    by_lower = {option.lower(): option for option in options}
-    matches = difflib.get_close_matches(str(value).lower(), list(by_lower), n=1, cutoff=0.5)
-    return by_lower[matches[0]] if matches else None
+from errors import ConfigError, closest  # noqa: F401  every layer's input errors (errors/), raised by the configs
 
 
 def check_choice(owner: str, field: str, value: Any, options: Iterable[str]) -> None:

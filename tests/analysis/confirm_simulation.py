@@ -33,7 +33,7 @@ SEEDS, TRIALS, LOST, CONFIRM = 5, 8, 4, 2
 NOISE = 0.02  # run-to-run noise of a final loss (nats)
 SEED_SPREAD = 0.05  # per-seed offset shared by both arms (what pairing removes)
 INITIAL_LOSS = 8.3  # a diverged trial's value
-FRESH = 1_000_000  # confirmation i of seed s trains with seed s + (i + 1) · FRESH (experiments.study)
+FRESH = 1_000_000  # confirmation i of seed s trains with seed s + (i + 1) · FRESH (experiments.search.study)
 
 
 def search_sweeps(rng, sweeps: int) -> dict[str, np.ndarray]:

@@ -118,7 +118,7 @@ def test_confirmations_of_a_search_that_does_not_tune_the_lr_keep_their_studys_l
 
 
 def test_harness_compare_prints_the_selection_column(honest, capsys):
-    from harness.cli.main import main
+    from cli.main import main
 
     assert main(["compare", "honest", "--results", str(honest), "--format", "json"]) == 0
     rows = {row["arm"]: row for row in json.loads(capsys.readouterr().out)}
@@ -127,7 +127,7 @@ def test_harness_compare_prints_the_selection_column(honest, capsys):
 
 
 def test_a_sweep_without_a_search_has_no_selection_column(planted_store, capsys):
-    from harness.cli.main import main
+    from cli.main import main
 
     assert main(["compare", "planted", "--results", str(planted_store[0]), "--format", "json"]) == 0
     assert "selection" not in json.loads(capsys.readouterr().out)[0]

@@ -42,7 +42,7 @@ def ablation_file(tmp_path, train_data_cfg):
 
 
 def sweep_command(ablation: Path, results: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "harness.cli.main", "sweep", str(ablation), "--results", str(results),
+    return [sys.executable, "-m", "cli.main", "sweep", str(ablation), "--results", str(results),
             "--set", "vocab_size=512", "--no-report", *extra]
 
 

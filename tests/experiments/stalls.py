@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 import db
-from experiments.claims import current_claim
+from experiments.workers.claims import current_claim
 
 RESULTS = ("completed", "diverged", "pruned")
 FAST = ("--heartbeat-every", "0.5", "--stale-after", "2.5")  # a stall of 2.5 s loses the cell

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from experiments.claims import BeatWatcher, Claim, Heartbeat, check_stale_after, claim_dir, current_claim, try_claim
+from experiments.workers.claims import BeatWatcher, Claim, Heartbeat, check_stale_after, claim_dir, current_claim, try_claim
 from harness.config.base import ConfigError
 
 
@@ -52,7 +52,7 @@ def test_a_held_claim_cannot_be_taken_and_a_released_one_can(tmp_path):
 
 
 def test_a_claim_whose_local_process_died_is_free_at_once(tmp_path):
-    code = ("import sys; from experiments.claims import try_claim, BeatWatcher; "
+    code = ("import sys; from experiments.workers.claims import try_claim, BeatWatcher; "
             "try_claim(sys.argv[1], 'r', worker='dead', sweep='s', watcher=BeatWatcher(60.0))")
     subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True)
     assert current_claim(tmp_path, "r").holder_gone()
@@ -124,7 +124,7 @@ def test_stale_after_must_span_five_heartbeats():
 
 
 def test_racing_claimants_get_one_claim(tmp_path):
-    code = ("import sys; from experiments.claims import try_claim, BeatWatcher; "
+    code = ("import sys; from experiments.workers.claims import try_claim, BeatWatcher; "
             "print(try_claim(sys.argv[1], 'r', worker=sys.argv[2], sweep='s', watcher=BeatWatcher(60.0)) is not None)")
     racers = [subprocess.Popen([sys.executable, "-c", code + "; import time; time.sleep(2)", str(tmp_path), str(i)],
                                stdout=subprocess.PIPE, text=True) for i in range(6)]

@@ -9,8 +9,8 @@ import db
 import pytest
 
 from experiments import Ablation, LogUniform, grid
-from experiments.progress import ProgressReader, stored_cells
-from experiments.study import CONFIRM_SEED_STRIDE
+from experiments.workers.progress import ProgressReader, stored_cells
+from experiments.search.study import CONFIRM_SEED_STRIDE
 from harness.config.base import ConfigError
 
 from .conftest import finished_segments, start_sweep
@@ -80,7 +80,7 @@ def test_each_arms_chosen_configuration_is_trained_once_on_fresh_seeds_and_compa
     assert code == 0, err
     assert _segments(results) == before  # the rerun trained nothing
 
-    from harness.cli.main import main
+    from cli.main import main
 
     assert main(["compare", "confirm", "--results", str(results), "--format", "json"]) == 0
     compared = {row["arm"]: row for row in json.loads(capsys.readouterr().out)}

@@ -5,8 +5,8 @@ writer does not make a finished cell look left."""
 import db
 
 from experiments import expand
-from experiments.load import load_ablation
-from experiments.local import LocalSweep
+from experiments.declare.load import load_ablation
+from experiments.backends.local import LocalSweep
 
 
 def stored_plan(path, results):

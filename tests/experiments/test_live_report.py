@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.live_report import LiveReport
+from experiments.workers.live_report import LiveReport
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))  # the synthetic-store writer of the analysis tests
 import synthetic  # noqa: E402
@@ -95,7 +95,7 @@ def test_a_sweep_rewrites_its_page_while_it_runs_and_ends_with_a_finished_one(tm
     results = tmp_path / "results"
     # Cells of a few seconds each: the report process (nice 10) gets CPU between and beside them, so a partial
     # page is written while cells train (bench_sweep --report: a rewrite every 10-20 s on a full machine).
-    done = subprocess.run([sys.executable, "-m", "harness.cli.main", "sweep", str(path), "--results", str(results),
+    done = subprocess.run([sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results),
                            "--set", "vocab_size=512", "--workers", "1", "--no-progress"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

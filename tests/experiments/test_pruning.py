@@ -4,7 +4,7 @@ reported to the real Optuna trial."""
 import db
 import optuna
 
-from experiments.pruning import PruneOnValidation
+from experiments.search.pruning import PruneOnValidation
 from harness.config import TrainConfig
 from harness.presets import from_name
 

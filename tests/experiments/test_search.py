@@ -6,14 +6,13 @@ import os
 import signal
 
 import db
-import optuna
 import pytest
 
 from experiments import expand
-from experiments.claims import current_claim
-from experiments.load import load_ablation
-from experiments.search import open_study, storage
-from experiments.worker import default_storage
+from experiments.workers.claims import current_claim
+from experiments.declare.load import load_ablation
+from experiments.search.runner import open_study, storage
+from experiments.search.runner import default_storage
 
 from .conftest import start_sweep, wait_for
 
@@ -122,7 +121,7 @@ def test_a_sigkilled_trial_is_failed_by_its_heartbeat_and_retried_from_its_check
     (["--optuna-storage", "notadb://x"], "cannot be reached"),
 ])
 def test_an_unreachable_storage_is_refused_before_any_compute(tmp_path, search_file, capsys, extra, message):
-    from harness.cli.main import main
+    from cli.main import main
 
     results = tmp_path / "results"
     assert main(["sweep", str(search_file()), "--results", str(results), "--no-report", *extra]) == 2
@@ -132,7 +131,7 @@ def test_an_unreachable_storage_is_refused_before_any_compute(tmp_path, search_f
 
 
 def test_tune_on_an_unknown_field_is_refused(tmp_path, capsys):
-    from harness.cli.main import main
+    from cli.main import main
 
     path = tmp_path / "bad_tune.py"
     path.write_text("from experiments import Ablation, LogUniform\n"

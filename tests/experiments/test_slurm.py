@@ -11,10 +11,10 @@ import db
 import pytest
 
 from experiments import SlurmLauncher, expand
-from experiments.devices import parse_devices, visible_gpus, worker_slots
-from experiments.load import load_ablation
-from experiments.slurm import parse_time
-from experiments.slurm_logs import slurm_log, worker_name
+from experiments.backends.devices import parse_devices, visible_gpus, worker_slots
+from experiments.declare.load import load_ablation
+from experiments.backends.slurm.launcher import parse_time
+from experiments.backends.slurm.logs import slurm_log, worker_name
 from harness.config.base import ConfigError
 from harness.train.checkpoints import last_checkpoint
 
@@ -53,7 +53,7 @@ def test_a_sweep_on_slurm_trains_every_cell_exactly_once(slurm, tmp_path, ablati
         assert len(db.run_state(results, run_id).segments) == 1
     con = db.connect(results)
     assert sorted(r for (r,) in con.execute("SELECT run_id FROM sweep_cells WHERE sweep = 't'").fetchall()) == sorted(ids)
-    from experiments.claims import current_claim
+    from experiments.workers.claims import current_claim
 
     workers = {current_claim(results, r).worker for r in ids}
     assert workers <= {worker_name(j, 0) for j in jobs} and all(slurm_log(results, w).exists() for w in workers)
@@ -88,7 +88,7 @@ def test_preempted_workers_requeue_and_their_cells_resume_from_their_checkpoints
 
 
 def test_a_dead_tasks_cell_is_taken_over_by_another_element_from_its_checkpoint(slurm, tmp_path, ablation_file):
-    from experiments.claims import current_claim
+    from experiments.workers.claims import current_claim
 
     path = ablation_file(name="d", steps=60, checkpoint_every=10)
     ids, results = cell_ids(path), tmp_path / "results"
@@ -117,7 +117,7 @@ def test_status_shows_the_slurm_log_of_a_failed_cell(slurm, tmp_path, ablation_f
                                    "--no-progress")
     assert code == 1, err
     (job,) = out.splitlines()[0].split()
-    from harness.cli.main import main
+    from cli.main import main
 
     assert main(["sweep", str(path), "--results", str(results), "--set", "vocab_size=512", "--set", "device=cuda",
                  "--retries", "0", "--status"]) == 0
@@ -138,7 +138,7 @@ def test_status_shows_the_slurm_log_of_a_failed_cell(slurm, tmp_path, ablation_f
 ])
 def test_bad_slurm_input_is_one_line_and_exit_2_before_anything_is_written(slurm, tmp_path, ablation_file, capsys,
                                                                           monkeypatch, extra, message):
-    from harness.cli.main import main
+    from cli.main import main
 
     monkeypatch.setenv("SLURM_CONF", str(slurm.conf))
     results = tmp_path / "results"
@@ -150,7 +150,7 @@ def test_bad_slurm_input_is_one_line_and_exit_2_before_anything_is_written(slurm
 
 def test_without_sbatch_the_slurm_backend_is_refused_before_anything_is_written(tmp_path, ablation_file, capsys,
                                                                                monkeypatch):
-    from harness.cli.main import main
+    from cli.main import main
 
     monkeypatch.setenv("PATH", str(tmp_path / "no-slurm-here"))
     results = tmp_path / "results"
@@ -161,7 +161,7 @@ def test_without_sbatch_the_slurm_backend_is_refused_before_anything_is_written(
 
 
 def test_a_request_sbatch_refuses_is_one_line_and_exit_2(slurm, tmp_path, ablation_file, capsys, monkeypatch):
-    from harness.cli.main import main
+    from cli.main import main
 
     monkeypatch.setenv("SLURM_CONF", str(slurm.conf))
     results = tmp_path / "results"
@@ -211,7 +211,7 @@ def test_a_task_paused_past_stale_after_loses_its_cell_and_goes_on_with_the_next
     code, out, err = harness_sweep(slurm, path, results, "--workers", "2", *FAST)
     assert code == 0, err
     wait_for(lambda: last_checkpoint(results, ids[0]) is not None, timeout=120, every=0.02)  # mid-cell
-    from experiments.claims import current_claim
+    from experiments.workers.claims import current_claim
 
     victim = current_claim(results, ids[0])
     stall_until_taken_over(results, ids[0], victim.pid)  # the task's own process: its worker runs in it

@@ -1,7 +1,6 @@
 """`harness sweep` end to end with real worker processes: every cell exactly once through a SIGKILL of the
 whole sweep, a killed worker, and two sweeps started at once; a finished sweep trains nothing."""
 
-import json
 import os
 import signal
 
@@ -9,10 +8,10 @@ import db
 import pytest
 
 from experiments import expand
-from experiments.claims import current_claim
-from experiments.load import load_ablation
+from experiments.workers.claims import current_claim
+from experiments.declare.load import load_ablation
 
-from .conftest import finished_segments, kill_group, start_sweep, sweep_command, wait_for
+from .conftest import finished_segments, kill_group, start_sweep, wait_for
 
 
 def cell_ids(ablation_path):
@@ -100,7 +99,7 @@ def test_two_sweeps_started_at_once_train_no_cell_twice(tmp_path, ablation_file)
     (lambda tmp, f: str(f()), ["--status"], "no sweep 't'"),
 ])
 def test_bad_input_is_one_message_and_exit_2_before_any_compute(tmp_path, ablation_file, capsys, make, extra, message):
-    from harness.cli.main import main
+    from cli.main import main
 
     (tmp_path / "nothing.py").write_text("x = 1\n")
     (tmp_path / "bad_cells.py").write_text(
@@ -114,7 +113,7 @@ def test_bad_input_is_one_message_and_exit_2_before_any_compute(tmp_path, ablati
 
 
 def test_dry_run_lists_every_cell_and_trains_nothing(tmp_path, ablation_file, capsys):
-    from harness.cli.main import main
+    from cli.main import main
 
     path = ablation_file(seeds=2, lrs=(1e-3, 1e-2))
     assert main(["sweep", str(path), "--results", str(tmp_path / "results"), "--set", "vocab_size=512", "--dry-run"]) == 0

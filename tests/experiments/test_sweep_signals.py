@@ -9,7 +9,7 @@ import signal
 import db
 import pytest
 
-from experiments.claims import current_claim
+from experiments.workers.claims import current_claim
 
 from .conftest import finished_segments, start_sweep, wait_for
 from .test_sweep_runs import cell_ids

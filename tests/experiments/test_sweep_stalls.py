@@ -9,7 +9,7 @@ import time
 import db
 
 from experiments import expand
-from experiments.load import load_ablation
+from experiments.declare.load import load_ablation
 
 from .conftest import start_sweep, wait_for
 from .stalls import (FAST, assert_final_checkpoint_stands, holder_pid, pause, raw_results, resume,
@@ -38,14 +38,14 @@ def check_store(results, ids, steps):
         assert db.run_state(results, run_id).result == "completed"
         assert logged_steps(results, run_id) == list(range(1, steps + 1)), run_id
         assert_final_checkpoint_stands(results, run_id)
-    sample = subprocess.run([sys.executable, "-m", "harness.cli.main", "sample", ids[0], "--results", str(results),
+    sample = subprocess.run([sys.executable, "-m", "cli.main", "sample", ids[0], "--results", str(results),
                              "--prompt", "def", "--max-new-tokens", "3", "--temperature", "0"], capture_output=True, text=True)
     assert sample.returncode == 0, sample.stderr
 
 
 def sweeps_row(results):
     """`harness sweeps`' numbers for sweep t: cells, completed, diverged, failed, running, left."""
-    listing = subprocess.run([sys.executable, "-m", "harness.cli.main", "sweeps", "--results", str(results)],
+    listing = subprocess.run([sys.executable, "-m", "cli.main", "sweeps", "--results", str(results)],
                              capture_output=True, text=True, check=True).stdout
     (row,) = [line.split() for line in listing.splitlines() if line.startswith("t ")]
     return [int(n) for n in row[1:7]]

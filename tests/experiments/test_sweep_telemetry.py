@@ -10,7 +10,7 @@ import db
 from analysis.frames import initial_losses, load_sweep
 from analysis.stability import stability
 from experiments import expand
-from experiments.load import load_ablation
+from experiments.declare.load import load_ablation
 
 from .conftest import start_sweep
 

@@ -1,0 +1,137 @@
+"""`harness compare`: each arm of a sweep against the baseline, with seed CIs, paired tests and verdicts;
+with `--across FIELD`, each variant at each value of FIELD and the reversals that are resolved.
+
+numpy and scipy are imported inside the handler so `harness --help` stays instant; pandas not at all (but
+with --across, whose variants and LR curves are pandas frames). The store is read in a forked child while
+scipy.stats imports (cli/forked.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+
+from cli.output import print_result
+from cli.sweep_options import add_sweep_options
+
+FORMATS = ("table", "csv", "json")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "compare", help="compare a sweep's arms against its baseline: CIs, paired tests, verdicts",
+        description="One row per arm (and LR): mean over seeds with a 95%% t-interval, the paired difference from "
+        "the baseline on matched seeds, Holm-adjusted p, a verdict and the seeds needed to resolve --min-effect.",
+    )
+    add_sweep_options(parser)
+    parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+    parser.add_argument("--sequential", action="store_true",
+                        help="add the anytime-valid test (valid however the seeds were chosen, e.g. by --until-decided): "
+                        "its interval cs_low..cs_high, seq_verdict and decided_at, the matched seeds at its first decision")
+    parser.add_argument("--across", metavar="FIELD",
+                        help="instead, per value of FIELD (e.g. d_model): each variant at its best LR, its rank, and a "
+                        "reversal column naming the orders resolved in opposite directions at two values")
+    parser.set_defaults(handler=run)
+
+
+def _blank(value):
+    """NaN and missing values print as empty cells (CSV, table) or null (JSON)."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def _table(rows: list[dict], columns: list[str]) -> str:
+    from cli.table import render_table
+
+    def cell(value):
+        value = _blank(value)
+        return "" if value is None else float(f"{value:.4g}") if isinstance(value, float) else value  # 4 significant digits
+
+    return render_table(columns, [[cell(row[c]) for c in columns] for row in rows])
+
+
+def _csv(rows: list[dict], columns: list[str]) -> str:
+    sink = io.StringIO()
+    writer = csv.writer(sink, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([["" if _blank(row[c]) is None else row[c] for c in columns] for row in rows])
+    return sink.getvalue().rstrip("\n")
+
+
+def format_rows(rows: list[dict], columns: list[str], format: str) -> str:
+    """Rows of plain values as a padded table, CSV or JSON (missing values: empty cells, null)."""
+    if format == "csv":
+        return _csv(rows, columns)
+    if format == "json":
+        return json.dumps([{c: _blank(row[c]) for c in columns} for row in rows])
+    return _table(rows, columns)
+
+
+def frame_rows(frame) -> list[dict]:
+    """A pandas frame's rows as dicts of plain Python values, None where missing (NaN, NA)."""
+    return [{column: None if _missing(value) else value.item() if hasattr(value, "item") else value
+             for column, value in row.items()} for row in frame.to_dict("records")]
+
+
+def _missing(value) -> bool:
+    import pandas as pd
+
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def read_cells(results_dir, sweep: str, metric: str, baseline: str | None):
+    """The sweep's checked `analysis.cells.Cells` and, while it runs, its progress line."""
+    from analysis.compare import finished_cells
+    from analysis.source import open_sweep
+
+    source = open_sweep(results_dir, sweep)
+    cells = finished_cells(source, metric, baseline)
+    return cells, source.info.progress() if source.info.running else None
+
+
+def across(args: argparse.Namespace) -> tuple[list[dict], list[str], str | None]:
+    """The --across table's rows and columns, and the sweep's progress line while it runs."""
+    from analysis.compare import check_finished, check_metric
+    from analysis.frames import load_sweep
+    from analysis.scale import check_across, compare_across
+
+    sweep = load_sweep(args.results, args.sweep)
+    check_metric(sweep, args.metric)
+    check_finished(sweep)
+    check_across(sweep, args.across)
+    table = compare_across(sweep, args.metric, args.across).table
+    return frame_rows(table), list(table.columns), sweep.info.progress() if sweep.info.running else None
+
+
+def comparison(args: argparse.Namespace) -> tuple[list[dict], list[str], str | None]:
+    """The comparison table's rows and columns, and the sweep's progress line while it runs."""
+    from cli.forked import Forked
+    from harness.config.base import ConfigError
+
+    # The store is read in a child process (DuckDB, no scipy) while this one imports scipy.stats (no DuckDB).
+    with Forked(read_cells, args.results, args.sweep, args.metric, args.baseline, expected=(ConfigError,)) as reading:
+        from analysis.cells import add_selection
+        from analysis.comparison import COLUMNS, comparison_table
+
+        cells, partial = reading.result()
+    rows = comparison_table(cells, args.min_effect)
+    COLUMNS = [*COLUMNS, *add_selection(rows, cells)]  # in a search: how each arm's seed outcomes were chosen
+    if args.sequential:
+        from analysis.sequential_columns import SEQUENTIAL_COLUMNS, add_sequential
+
+        add_sequential(rows, cells, args.min_effect)
+        COLUMNS = [*COLUMNS, *SEQUENTIAL_COLUMNS]
+    return rows, COLUMNS, partial
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the comparison (or, with --across, the comparison per scale); a running sweep's table is
+    labelled partial on stderr."""
+    rows, columns, partial = across(args) if args.across is not None else comparison(args)
+    if partial:
+        print(f"harness compare: sweep {args.sweep!r} is still running: {partial}", file=sys.stderr)
+    print_result(format_rows(rows, columns, args.format))
+    return 0

@@ -1,0 +1,50 @@
+"""`harness plot`: draw one figure of a sweep's report into a file for a paper (png, svg or pdf).
+
+matplotlib and seaborn are imported inside the handler so `harness --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from cli.sweep_options import add_sweep_options
+from harness.config.base import ConfigError, closest
+
+SUFFIXES = (".png", ".svg", ".pdf")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "plot", help="draw one figure of a sweep (curves, lr, attention, logits, spikes, cost, compute)",
+        description="Write one of the report's figures to a file; the format follows --out's suffix.",
+    )
+    parser.add_argument("figure", metavar="FIGURE", help="curves, lr, attention, logits, spikes, cost or compute")
+    add_sweep_options(parser, min_effect=False)
+    parser.add_argument("--out", required=True, metavar="FILE", help="output file: .png, .svg or .pdf")
+    parser.add_argument("--ema", type=float, metavar="W", help="smooth each run's training loss (curves): weight of the past, 0 < W < 1")
+    parser.add_argument("--log", action="store_true", help="log axes for the loss curves")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the figure name, the suffix and --ema before touching the store, then draw and save."""
+    from analysis.plots import FIGURES
+
+    if args.figure not in FIGURES:
+        hint = closest(args.figure, FIGURES)
+        raise ConfigError(f"unknown figure {args.figure!r}; " + (f"did you mean {hint!r}?" if hint else f"figures: {', '.join(FIGURES)}."))
+    out = Path(args.out)
+    if out.suffix.lower() not in SUFFIXES:
+        raise ConfigError(f"--out {args.out!r} must end in {', '.join(SUFFIXES)} (the format follows the suffix).")
+    if args.ema is not None and not 0 < args.ema < 1:
+        raise ConfigError(f"--ema {args.ema!r} is invalid: the weight of the past must lie strictly between 0 and 1.")
+    from analysis.frames import load_sweep
+    from analysis.plots import make_context
+
+    context = make_context(load_sweep(args.results, args.sweep), args.metric, args.baseline, ema=args.ema, log=args.log)
+    plot = FIGURES[args.figure](context)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    plot.save(out)
+    print(out)
+    return 0

@@ -1,0 +1,44 @@
+"""`harness summary`: the report's per-arm table as data: where each arm trains best, and how stably.
+
+The analysis packages (pandas, DuckDB) are imported inside the handler so `harness --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cli.compare import FORMATS, format_rows, frame_rows
+from cli.output import print_result
+
+METRIC = "final_val_loss"  # = analysis.cells.METRIC, without importing the analysis for --help
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "summary", help="a sweep's per-arm table: best LR, LR sensitivity, l0, divergences, spikes, logit growth",
+        description="One row per arm over all its LRs: best LR and loss there, LR sensitivity (Wortsman et al. 2023, "
+        "section 2.2) and the loss at step 0 it uses, divergence rate and median divergence step, spike score, peak max "
+        "attention logit and its layer, output-logit growth.",
+    )
+    parser.add_argument("sweep", metavar="SWEEP", help="sweep name (`harness sweeps` lists them)")
+    parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
+    parser.add_argument("--metric", default=METRIC, help=f"a numeric column of the runs view, lower is better (default: {METRIC})")
+    parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the per-arm table; a running sweep's is labelled partial on stderr."""
+    from analysis.compare import check_finished, check_metric
+    from analysis.frames import load_sweep
+    from analysis.summary import per_arm
+
+    sweep = load_sweep(args.results, args.sweep)
+    check_metric(sweep, args.metric)
+    check_finished(sweep)
+    table, _ = per_arm(sweep, args.metric)
+    if sweep.info.running:
+        print(f"harness summary: sweep {args.sweep!r} is still running: {sweep.info.progress()}", file=sys.stderr)
+    print_result(format_rows(frame_rows(table), list(table.columns), args.format))
+    return 0

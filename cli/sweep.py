@@ -1,0 +1,171 @@
+"""`harness sweep ABLATION`: expand an ablation into cells, validate them all, and run every cell exactly
+once on this machine (`--dry-run` lists them, `--status` shows a sweep that runs elsewhere). See docs/sweeps.md."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cli import until_decided
+from cli.sweep_slurm import add_slurm_options
+
+
+def register(subparsers) -> None:
+    """Add `harness sweep` to the CLI."""
+    parser = subparsers.add_parser(
+        "sweep", help="run an ablation grid: every cell once, resumable after any crash",
+        description="Expand an ablation (a module of ablations/ or a .py file) into cells and train each once. "
+        "Running the same command again skips finished cells. See docs/sweeps.md.",
+    )
+    parser.add_argument("ablation", metavar="ABLATION", help="a name from `harness ablations`, or a path to a .py file defining one Ablation")
+    parser.add_argument("--preset", metavar="NAME", help="replace the ablation's base model with this preset")
+    parser.add_argument("--steps", type=int, metavar="N", help="train every cell for N steps (replaces the budget)")
+    parser.add_argument("--seeds", type=int, metavar="N", help="seeds per cell (replaces the ablation's count)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="FIELD=VALUE",
+                        help="set a ModelConfig/TrainConfig/DataConfig field of the base (repeatable)")
+    parser.add_argument("--workers", type=int, metavar="N", help="worker processes (default: 1 on CPU, one per GPU slot)")
+    parser.add_argument("--devices", default="auto", metavar="auto|cpu|cuda:0,cuda:1", help="where workers run (default: auto)")
+    parser.add_argument("--per-device", "--tasks-per-gpu", dest="per_device", type=int, default=1, metavar="K",
+                        help="workers sharing one GPU (tiny proxies), local or SLURM")
+    parser.add_argument("--retries", type=int, default=1, metavar="N", help="retries of a cell that raised before it is stored as failed (default 1)")
+    parser.add_argument("--stale-after", type=float, default=60.0, metavar="S",
+                        help="seconds a worker's heartbeat may stay unchanged before another worker, on any host, takes "
+                        "its cell over (default 60; at least 5 heartbeats)")
+    parser.add_argument("--heartbeat-every", type=float, default=2.0, metavar="S",
+                        help="seconds between a worker's heartbeats (default 2)")
+    parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
+    parser.add_argument("--dry-run", action="store_true", help="list every cell and an estimated time; train nothing")
+    parser.add_argument("--status", action="store_true", help="show the progress of this sweep from the store and exit")
+    parser.add_argument("--no-progress", action="store_true", help="no live display (batch jobs)")
+    parser.add_argument("--no-report", action="store_true", help="do not rewrite the HTML report as cells finish")
+    parser.add_argument("--optuna-storage", metavar="URL",
+                        help="SQLAlchemy URL of the Optuna storage of `tune=` searches (default: sqlite:///<results>/optuna.db; "
+                        "PostgreSQL on a cluster)")
+    add_slurm_options(parser)
+    until_decided.add_options(parser)
+    parser.set_defaults(handler=sweep)
+
+
+def _check_options(args) -> None:
+    from experiments.workers.claims import check_stale_after
+    from harness.config.base import ConfigError
+
+    for option in ("steps", "seeds", "workers"):
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            raise ConfigError(f"--{option} {value} is invalid: must be ≥ 1.")
+    if args.retries < 0:
+        raise ConfigError(f"--retries {args.retries} is invalid: must be ≥ 0.")
+    check_stale_after(args.stale_after, args.heartbeat_every)
+    if args.dry_run and args.status:
+        raise ConfigError("--dry-run and --status: give one.")
+
+
+def plan_sweep(args):
+    """(plan, source, results_dir): the ablation expanded and every cell validated; nothing written yet."""
+    import db
+    from cli.run_checks import check_results_dir
+    from experiments import expand
+    from experiments.declare.load import load_ablation
+    from harness.config.run_configs import parse_overrides
+
+    _check_options(args)
+    ablation, source = load_ablation(args.ablation)
+    overrides = parse_overrides(args.overrides)
+    plan = expand(ablation, preset=args.preset, steps=args.steps, seeds=args.seeds, overrides=overrides)
+    if getattr(args, "keep_cells", None):  # a round of --until-decided: its seeds per (arm, lr)
+        plan = args.keep_cells(plan)
+    results_dir = Path(db.resolve_results_dir(args.results))
+    check_results_dir(results_dir)
+    if plan.studies and args.optuna_storage and not (args.dry_run or args.status):
+        from experiments.search.runner import check_storage
+
+        check_storage(args.optuna_storage)
+    return plan, source, results_dir
+
+
+def sweep(args: argparse.Namespace) -> int:
+    """Validate everything, then list (--dry-run), report (--status) or run the sweep (in rounds with --until-decided)."""
+    if until_decided.requested(args):
+        return until_decided.run(args)
+    import db
+    from experiments.backends.devices import parse_devices
+    from cli.sweep_slurm import slurm_launcher, submit
+
+    plan, source, results_dir = plan_sweep(args)
+    devices = parse_devices(args.devices)
+    launcher = slurm_launcher(args, results_dir, plan.name)  # None for local; SLURM refusals come before any write
+    if args.status:
+        return show_status(results_dir, plan.name, args.retries, args.stale_after)
+    if args.dry_run:
+        from cli.sweep_dry_run import print_dry_run
+
+        print_dry_run(plan, results_dir, args.workers or 1)
+        return 0
+    from experiments.backends.local import run_local
+
+    db.write_sweep(results_dir, plan.name, plan.meta(source), [c.plan_row() for c in plan.plan_cells])
+    if plan.studies:
+        from experiments.search.runner import create_storage, default_storage
+
+        create_storage(args.optuna_storage or default_storage(results_dir))
+        confirm = f" + {plan.ablation.confirm_seeds} confirmation seeds" if plan.ablation.confirm_seeds else ""
+        print(f"harness sweep: {plan.name}: {len(plan.studies)} searches of {plan.ablation.trials} trials{confirm} "
+              f"({plan.ablation.sampler}, pruner {plan.ablation.pruner}) → {results_dir}", file=sys.stderr)
+    else:
+        finished = sum(1 for c in plan.cells if db.run_state(results_dir, c.run_id).result)
+        print(f"harness sweep: {plan.name}: {len(plan.cells)} cells ({finished} already finished) × "
+              f"{len(plan.arms)} arms → {results_dir}", file=sys.stderr)
+    if launcher is not None:
+        code = submit(launcher, args, None if args.no_report else report_command(results_dir, plan.name))
+        if args.wait:
+            print(closing_lines(results_dir, plan.name))
+        return code
+    code = run_local(results_dir, plan.name, devices=devices, workers=args.workers, per_device=args.per_device,
+                     retries=args.retries, stale_after=args.stale_after, heartbeat_every=args.heartbeat_every,
+                     progress=not args.no_progress,
+                     report=None if args.no_report else report_command(results_dir, plan.name),
+                     optuna_storage=args.optuna_storage)
+    print(closing_lines(results_dir, plan.name))
+    return code
+
+
+def report_command(results_dir: Path, sweep: str) -> list[str] | None:
+    """The live report process's command (analysis.report.live), or None when analysis is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("analysis") is None:
+        return None
+    return [sys.executable, "-m", "analysis.report.live", "--results", str(results_dir), "--sweep", sweep]
+
+
+def closing_lines(results_dir: Path, sweep: str) -> str:
+    """Where the results are and how to look at them."""
+    import db
+
+    report = db.sweep_dir(results_dir, sweep) / "report.html"
+    lines = [f"results {results_dir}"]
+    if report.exists():
+        lines.append(f"  report  {report}")
+    lines.append(f"  query   harness db query --results {results_dir} \"select c.arm, c.lr, c.seed, r.status, "
+                 f"r.final_val_loss from sweep_cells c join runs r using (run_id) where c.sweep = '{sweep}' order by c.cell\"")
+    return "\n".join(lines)
+
+
+def show_status(results_dir: Path, sweep: str, retries: int, stale_after: float) -> int:
+    """Print a sweep's progress from the store (it may be running on other machines)."""
+    import db
+    from harness.config.base import ConfigError
+    from experiments.workers.progress import ProgressReader, render
+    from experiments.backends.slurm.logs import failed_cell_log
+
+    try:
+        progress = ProgressReader(results_dir, sweep, retries, stale_after).read()
+    except db.DbError as err:
+        raise ConfigError(str(err)) from None
+    print("\n".join(render(sweep, progress)))
+    for cell in progress.failed_cells:
+        log = failed_cell_log(results_dir, cell.run_id) or f"under {db.sweep_dir(results_dir, sweep) / 'logs'}/"
+        print(f"  failed: cell {cell.index} {cell.label} ({cell.run_id}); log {log}")
+    return 0

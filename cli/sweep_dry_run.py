@@ -1,0 +1,63 @@
+"""`harness sweep --dry-run`: every cell with its key, size, cost and whether it is already finished, and
+an estimate of the sweep's time."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from cli.table import render_table
+
+# With no finished run in the store to measure from: a rough 2-core CPU rate for tiny proxies, and the
+# fixed cost of a cell in a warm worker (model, Trainer, first-step compile of kernels).
+DEFAULT_FLOPS_PER_SECOND = 3e9
+CELL_OVERHEAD_S = 1.0
+
+
+def measured_rate(results_dir: Path) -> float | None:
+    """Median training FLOP/s of the finished runs in the store (from their summaries), or None."""
+    import db
+
+    try:
+        rows = db.connect(results_dir).execute(
+            "SELECT summary, flops_per_token FROM runs WHERE status = 'completed' AND summary IS NOT NULL"
+        ).fetchall()
+    except db.NoResultsError:
+        return None
+    rates = sorted(json.loads(s).get("tokens_per_second", 0) * f for s, f in rows if f)
+    rates = [r for r in rates if r > 0]
+    return rates[len(rates) // 2] if rates else None
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+def print_dry_run(plan, results_dir: Path, workers: int) -> None:
+    """Print the cells and the estimate; nothing is written."""
+    import db
+
+    rows, seconds, done = [], 0.0, 0
+    rate = measured_rate(results_dir) if results_dir.is_dir() else None
+    runs = results_dir / "runs"
+    stored = set(os.listdir(runs)) if runs.is_dir() else set()  # one listing, not a lookup per cell
+    for cell in plan.cells:
+        finished = db.run_state(results_dir, cell.run_id).result if cell.run_id in stored else None
+        done += finished is not None
+        tokens = cell.train.steps * cell.train.tokens_per_step
+        if finished is None:
+            seconds += tokens * cell.flops_per_token / (rate or DEFAULT_FLOPS_PER_SECOND) + CELL_OVERHEAD_S
+        residual = "" if cell.matched_residual is None else cell.matched_residual
+        rows.append([cell.index, cell.arm, f"{cell.lr:g}", cell.seed, cell.run_id, cell.params,
+                     f"{cell.flops_per_token:.3g}", cell.train.steps, residual, finished or "no"])
+    print(render_table(["cell", "arm", "lr", "seed", "key", "params", "flops/token", "steps", "matched residual", "done"], rows))
+    if plan.studies:
+        space = ", ".join(plan.ablation.tune)
+        confirm = f", then its chosen configuration on {plan.ablation.confirm_seeds} fresh seeds" if plan.ablation.confirm_seeds else ""
+        print(f"\nsearches: each row above is the base of one Optuna study of {plan.ablation.trials} trials over {space}"
+              f"{confirm}; the estimate below counts the trials and confirmations.")
+        seconds *= plan.ablation.trials + plan.ablation.confirm_seeds
+    basis = "measured from this store's finished runs" if rate else f"assuming {DEFAULT_FLOPS_PER_SECOND:.0e} FLOP/s per worker"
+    print(f"\n{plan.name}: {len(plan.cells)} cells, {len(plan.arms)} arms, baseline {plan.baseline!r}; {done} already "
+          f"finished. Estimated time with {workers} worker(s): {_duration(seconds / workers)} ({basis}).")

@@ -1,0 +1,1 @@
+"""The SLURM backend: the submitit launcher, the task each array element runs, and where its logs live."""

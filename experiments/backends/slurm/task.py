@@ -1,0 +1,93 @@
+"""What runs in each task of the SLURM backend's job array: one sweep worker (the claim loop of
+`experiments.workers.worker`, in this process), checkpointable through submitit.
+
+Each array element holds G GPUs and runs G × K SLURM tasks that share them: task i takes the slot
+`worker_slots(visible GPUs, None, K)[i]`, the rule local workers follow (an element without GPUs runs K
+workers on its CPUs). SLURM signals every task
+of an element at once; each stops its cell at the next step with a checkpoint. On submitit's signal (USR2:
+the time limit is near, or a preemption) task 0 then waits for its siblings to release their cells and lets
+submitit requeue the element; the requeued tasks read the plan and each cell's current checkpoint from the
+results directory, since nothing but the results path and the sweep name is pickled. SIGTERM (scancel, a
+preemption SLURM requeues by itself) stops the same way, without a requeue of ours.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import submitit
+
+from experiments.backends.devices import visible_gpus, worker_env, worker_slots
+from experiments.backends.slurm.logs import slurm_dir, worker_name
+
+RELEASE_WAIT = 60.0  # seconds task 0 waits for its siblings' checkpoints; submitit signals 90 s before the limit
+
+
+def _task_cpus() -> int:
+    """CPUs of this task: --cpus-per-task, else an even share of what the element's tasks may run on."""
+    if os.environ.get("SLURM_CPUS_PER_TASK"):
+        return int(os.environ["SLURM_CPUS_PER_TASK"])
+    return max(1, len(os.sched_getaffinity(0)) // int(os.environ.get("SLURM_NTASKS", "1")))
+
+
+class SweepTask(submitit.helpers.Checkpointable):
+    """The callable submitit pickles: a results directory, a sweep name and worker options, nothing else."""
+
+    def __init__(self, results_dir: Path, sweep: str, *, tasks_per_gpu: int, retries: int, stale_after: float,
+                 worker_args: tuple[str, ...] = ()) -> None:
+        self.results_dir, self.sweep = str(results_dir), sweep
+        self.tasks_per_gpu, self.retries, self.stale_after = tasks_per_gpu, retries, stale_after
+        self.worker_args = tuple(worker_args)
+
+    def __call__(self) -> int:
+        """Run one worker until no cell is left (0), or stop it on a signal and, for submitit's, requeue."""
+        env = submitit.JobEnvironment()
+        name = worker_name(env.job_id, env.global_rank)
+        gpus = visible_gpus()
+        slot = worker_slots(gpus, None, self.tasks_per_gpu)[env.local_rank] if gpus else "cpu"
+        # Before torch and Lightning are imported: they read these once. RANK=0: each task is an independent
+        # single-device run, but Lightning takes its rank-zero-only rank from SLURM_PROCID at import, and on
+        # rank 1 its loggers (the results store's writer among them) would drop everything the task trains.
+        os.environ.update(worker_env(slot, _task_cpus()), RANK="0")
+
+        from harness.train.interrupt import request_stop
+        from harness.train.run import SLURM_BACKEND_ENV  # torch and Lightning: this process is the worker
+
+        os.environ[SLURM_BACKEND_ENV] = "1"
+        requeue = signal.getsignal(signal.SIGUSR2)  # submitit's: checkpoint() this callable, requeue, exit
+        signal.signal(signal.SIGUSR2, lambda signum, frame: request_stop(signum))
+        try:
+            code = self._work(name)
+        finally:
+            self._ended(env).touch()  # this task holds no cell any more
+        if code == 128 + signal.SIGUSR2 and callable(requeue):
+            if env.global_rank == 0:
+                self._wait_for_siblings(env)
+            requeue(signal.SIGUSR2, None)  # task 0 requeues the element; for the others submitit does nothing
+        return code
+
+    def _work(self, name: str) -> int:
+        from experiments import worker
+
+        return worker.main(["--results", self.results_dir, "--sweep", self.sweep, "--worker", name,
+                            "--retries", str(self.retries), "--stale-after", str(self.stale_after),
+                            "--threads", str(_task_cpus()), *self.worker_args])
+
+    def _ended(self, env, rank: int | None = None) -> Path:
+        """The file a task touches when its worker has returned (its cell checkpointed and released, or no
+        cell left for it); one per start of the element."""
+        restart = os.environ.get("SLURM_RESTART_COUNT", "0")
+        rank = env.global_rank if rank is None else rank
+        return slurm_dir(self.results_dir) / f"{env.job_id}_{rank}.ended-{restart}"
+
+    def _wait_for_siblings(self, env) -> None:
+        """Until every task of this element has ended (submitit's requeue ends them all at once), at most
+        RELEASE_WAIT seconds: a sibling that cannot stop in time resumes from its last periodic checkpoint."""
+        deadline = time.monotonic() + RELEASE_WAIT
+        while time.monotonic() < deadline:
+            if all(self._ended(env, rank).exists() for rank in range(env.num_tasks)):
+                return
+            time.sleep(0.2)

@@ -1,0 +1,265 @@
+"""`expand(ablation)`: every cell of a sweep, resolved and validated before anything runs, in small pure
+stages: the base configs → the grid's points (minus exclusions) → one resolved `Arm` per point (matched and
+budgeted) → its LR × seed cells → validation. All invalid cells are reported together in one `SweepError`,
+each with its reason."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping
+
+from harness import calc
+from harness.config.base import ConfigError, closest
+from harness.config.data import DataConfig
+from harness.config.model import ModelConfig
+from harness.config.run_configs import RunConfigs, field_owners, route
+from harness.config.train import TrainConfig
+from experiments.declare.ablation import Ablation
+from experiments.plan.cell import Cell
+from experiments.plan.naming import BASE_ARM, arm_name
+from experiments.search.study import Study
+
+MATCH_TOLERANCE = 0.01  # a matched arm more than 1% off the base's count is not a fair comparison
+RESERVED_AXES = {"seed": "use Ablation(seeds=N) (or --seeds): seed i of every arm shares its data order"}
+
+
+class SweepError(ConfigError):
+    """An ablation that cannot run as declared; the message lists every problem."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The expanded sweep: its cells in order (or, for a search, one study per arm and no fixed cells), its
+    arms, the baseline arm and the grid's axes."""
+
+    ablation: Ablation
+    cells: tuple[Cell, ...]
+    arms: tuple[str, ...]
+    baseline: str
+    axes: tuple[str, ...]
+    studies: tuple[Study, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.ablation.name
+
+    def meta(self, source: str | None = None) -> dict[str, Any]:
+        """The sweep's description for `db.write_sweep`."""
+        meta = {"question": self.ablation.question, "baseline": self.baseline, "axes": list(self.axes), "source": source}
+        if self.studies:
+            meta |= {"studies": [study.record() for study in self.studies], "trials": self.ablation.trials}
+        return meta
+
+    @property
+    def plan_cells(self) -> tuple[Cell, ...]:
+        """The cells to store as the plan: none for a search, whose trials are recorded as they start."""
+        return () if self.studies else self.cells
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One grid point resolved: its configs matched to the base and budgeted (LR and seed still the base's)."""
+
+    name: str
+    point: dict[str, Any]
+    configs: RunConfigs
+    residual: int | None
+    params: int
+    flops_per_token: int
+
+
+class Problems:
+    """Invalid cells collected by reason, so one error lists them all."""
+
+    def __init__(self, ablation: Ablation) -> None:
+        self.ablation, self.by_reason = ablation, defaultdict(list)
+
+    def add(self, reason: str, where: str) -> None:
+        self.by_reason[reason].append(where)
+
+    def raise_if_any(self, n_cells: int) -> None:
+        if not self.by_reason:
+            return
+        lines = [f"  {', '.join(where[:3])}{f' (+{len(where) - 3} more)' if len(where) > 3 else ''}: {reason}"
+                 for reason, where in self.by_reason.items()]
+        total = sum(len(where) for where in self.by_reason.values())
+        raise SweepError(f"ablation {self.ablation.name!r}: {total} of {n_cells} cells are invalid:\n" + "\n".join(lines))
+
+
+@contextmanager
+def _about(ablation: Ablation) -> Iterator[None]:
+    """A ConfigError inside becomes a SweepError that names the ablation."""
+    try:
+        yield
+    except SweepError:
+        raise
+    except ConfigError as err:
+        raise SweepError(f"ablation {ablation.name!r}: {err}") from None
+
+
+def base_configs(ablation: Ablation, preset: str | None, overrides: Mapping[str, Any]) -> RunConfigs:
+    """The configs every arm starts from: the preset (or the ablation's base), its train= and data= fields,
+    then the `--set` overrides."""
+    with _about(ablation):
+        route(overrides, "--set")
+        route(ablation.train or {}, "train=", only=TrainConfig)
+        route(ablation.data or {}, "data=", only=DataConfig)
+    return RunConfigs.of(preset or ablation.base, train=ablation.train, data=ablation.data, overrides=overrides)
+
+
+def check_axes(ablation: Ablation) -> None:
+    """Every grid axis is a config field that may be swept there."""
+    if not list(ablation.grid):
+        raise SweepError(f"ablation {ablation.name!r}: the grid is empty (an axis with no values?); nothing to run.")
+    for axis in ablation.grid.axes:
+        with _about(ablation):
+            route({axis: None}, "the grid")
+        if axis in RESERVED_AXES or (axis == "lr" and ablation.lrs is not None):
+            reason = RESERVED_AXES.get(axis, "lrs= already sweeps the LR; give it once")
+            raise SweepError(f"ablation {ablation.name!r}: {axis!r} cannot be a grid axis: {reason}.")
+
+
+def _matched(ablation: Ablation, model: ModelConfig, base: ModelConfig, seq_len: int) -> tuple[ModelConfig, int | None]:
+    """The arm resized to the base's parameters or FLOPs per token, and the residual; (model, None) unmatched."""
+    if ablation.match is None:
+        return model, None
+    if ablation.match == "params":
+        target, count = calc.params(base), calc.params
+        solve = lambda: calc.iso_param(model, target, solve=ablation.solve)  # noqa: E731
+    else:
+        target, count = calc.flops_per_token(base, seq_len), lambda m: calc.flops_per_token(m, seq_len)
+        solve = lambda: calc.iso_flops(model, target, seq_len, solve=ablation.solve)  # noqa: E731
+    if count(model) == target:
+        return model, 0
+    matched, residual = solve()
+    if abs(residual) > MATCH_TOLERANCE * target:
+        raise ConfigError(
+            f"match={ablation.match!r} cannot be met by solving {ablation.solve}: the closest is {count(matched):,} "
+            f"for a target of {target:,} (residual {residual:+,}, over {MATCH_TOLERANCE:.0%})"
+        )
+    return matched, residual
+
+
+def _steps(ablation: Ablation, model: ModelConfig, train: TrainConfig, steps: int | None) -> int:
+    """Steps of a cell: --steps, else the budget (tokens or FLOPs give each arm its own count), else train.steps."""
+    if steps is not None or ablation.budget is None:
+        return steps or train.steps
+    (kind, amount), = ablation.budget.items()
+    if kind == "steps":
+        return int(amount)
+    tokens = amount if kind == "tokens" else amount / calc.flops_per_token(model, train.seq_len)
+    result = math.floor(tokens / train.tokens_per_step)
+    if result < 1:
+        raise ConfigError(f"budget={dict(ablation.budget)!r} is less than one step ({train.tokens_per_step:,} tokens) for this arm")
+    return result
+
+
+def resolve_arm(ablation: Ablation, name: str, point: Mapping[str, Any], base: RunConfigs, steps: int | None) -> Arm:
+    """The grid point applied to the base, matched and budgeted (an LR changes none of this)."""
+    configs = base.apply(point, "the grid")
+    model, residual = _matched(ablation, configs.model, base.model, configs.train.seq_len)
+    train = configs.train.replace(steps=_steps(ablation, model, configs.train, steps))
+    return Arm(name, dict(point), RunConfigs(model, train, configs.data), residual, calc.params(model),
+               calc.flops_per_token(model, train.seq_len))
+
+
+def arm_cells(arm: Arm, lr: float | None, n_seeds: int, first_seed: int, first_index: int) -> list[Cell]:
+    """The arm's cells at one LR (None: the base's), seeds first_seed, first_seed + 1, ..."""
+    train = arm.configs.train if lr is None else arm.configs.train.replace(lr=lr)
+    RunConfigs(arm.configs.model, train, arm.configs.data).check()
+    cells = []
+    for i in range(n_seeds):
+        seeded = RunConfigs(arm.configs.model, train.replace(seed=first_seed + i), arm.configs.data)
+        cells.append(Cell(first_index + i, arm.name, dict(arm.point), seeded.train.lr, seeded.train.seed, *seeded,
+                          seeded.key(), arm.params, arm.flops_per_token, arm.residual))
+    return cells
+
+
+def _unique(cells: list[Cell], where: str, seen: dict[str, str], problems: Problems) -> list[Cell]:
+    """The cells whose configs no earlier cell has (two spellings of one arm would train the same run)."""
+    kept = []
+    for i, cell in enumerate(cells):
+        if cell.run_id in seen:
+            problems.add(f"same configs as {seen[cell.run_id]} (the arms differ only in spelling)", f"{where} seed {i}")
+            continue
+        seen[cell.run_id] = f"{where} seed {i}"
+        kept.append(cell)
+    return kept
+
+
+def _baseline(ablation: Ablation, arms: dict[str, dict[str, Any]]) -> str:
+    if ablation.baseline is None:
+        return BASE_ARM if BASE_ARM in arms else next(iter(arms))
+    unknown = [name for name in ablation.baseline if name not in field_owners()]
+    if unknown:
+        hint = closest(unknown[0], field_owners())
+        raise SweepError(f"ablation {ablation.name!r}: baseline names no field {unknown[0]!r}" +
+                         (f"; did you mean {hint!r}?" if hint else ""))
+    found = [arm for arm, values in arms.items() if all(values.get(k) == v for k, v in ablation.baseline.items())]
+    if len(found) != 1:
+        which = "no arm" if not found else f"{len(found)} arms ({', '.join(found)})"
+        raise SweepError(f"ablation {ablation.name!r}: baseline={dict(ablation.baseline)!r} matches {which}; arms: {', '.join(arms)}.")
+    return found[0]
+
+
+def kept_points(ablation: Ablation) -> list[tuple[dict[str, Any], float | None]]:
+    """Every (grid point, LR) the sweep runs: the grid × lrs= (None: the base's LR), minus exclude=."""
+    pairs = [(dict(point), lr) for point in ablation.grid for lr in (ablation.lrs or (None,))]
+    return [(point, lr) for point, lr in pairs if not ablation.excludes({**point, **({} if lr is None else {"lr": lr})})]
+
+
+def expand(
+    ablation: Ablation, *, preset: str | None = None, steps: int | None = None, seeds: int | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Plan:
+    """The sweep's cells: each grid point (an arm) × each LR × each seed, with matched sizes and budgets.
+
+    `preset` replaces the base, `overrides` (field → value) apply to the base configs, `steps` and `seeds`
+    replace the ablation's budget and seed count. Raises SweepError listing every problem at once."""
+    base = base_configs(ablation, preset, overrides or {})
+    check_axes(ablation)
+    base_values = {**base.model.to_dict(), **base.train.to_dict(), **base.data.to_dict()}
+    n_seeds, problems = seeds or ablation.seeds, Problems(ablation)
+    cells: list[Cell] = []
+    arms: dict[str, Arm] = {}  # an arm is resolved and counted once, then shared by its LRs and seeds
+    seen: dict[str, str] = {}
+    points = kept_points(ablation)
+    for point, lr in points:
+        name = arm_name(point, base_values)
+        where = name if lr is None else f"{name} lr={lr:g}"
+        try:
+            arm = arms.get(name) or resolve_arm(ablation, name, point, base, steps)
+            new = arm_cells(arm, lr, n_seeds, base.train.seed, len(cells))
+        except ConfigError as err:
+            problems.add(str(err), where)
+            continue
+        arms[name] = arm
+        cells.extend(_unique(new, where, seen, problems))
+    problems.raise_if_any(len(points) * n_seeds)
+    if not cells:
+        raise SweepError(f"ablation {ablation.name!r}: exclude= leaves no cell to run.")
+    studies = _studies(ablation, cells) if ablation.tune else ()
+    arm_values = {name: {**base_values, **arm.point} for name, arm in arms.items()}
+    return Plan(ablation, tuple(cells), tuple(arms), _baseline(ablation, arm_values), ablation.grid.axes, studies)
+
+
+def _studies(ablation: Ablation, cells: list[Cell]) -> tuple[Study, ...]:
+    """One study per cell (arm × LR × seed, seeds only with tune_per_seed), every tuned range checked."""
+    with _about(ablation):
+        route(dict(ablation.tune), "tune=")
+    clash = [name for name in ablation.tune if name in ablation.grid.axes]
+    if clash:
+        raise SweepError(f"ablation {ablation.name!r}: {', '.join(clash)} is both a grid axis and tuned; give it once.")
+    studies = tuple(Study(i, cell, dict(ablation.tune), ablation.trials, ablation.sampler, ablation.pruner,
+                          ablation.confirm_seeds) for i, cell in enumerate(cells))
+    problems = Problems(ablation)
+    for study in studies:
+        try:
+            study.check_bounds()
+        except ConfigError as err:
+            problems.add(str(err), study.base.arm)
+    problems.raise_if_any(len(studies))
+    return studies

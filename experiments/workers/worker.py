@@ -1,0 +1,290 @@
+"""A sweep worker: a long-lived process that pays for torch, Lightning and data preparation once, then
+claims cell after cell of a sweep's stored plan and trains it, until no cell needs work. A search's trials
+are asked from its studies; a done study's confirmation cells (`Ablation(confirm_seeds=N)`) join the plan's
+cells and are claimed and trained exactly like them.
+
+A diverged cell is finished. A cell whose previous worker died resumes from its last checkpoint (or
+starts again at step 0 as a new segment). A cell that raised is retried until it failed `retries + 1`
+times. A cell whose claim this worker lost (it stalled past `--stale-after` and another worker took the
+cell over) gets nothing more from it, not even a failure record: it logs one line and goes on with the next
+cell. SIGINT/SIGTERM stop the cell in flight at its next step with a checkpoint (status `interrupted`)
+and end the worker with exit code 128 + signal. Run as `python -m experiments.workers.worker --results DIR --sweep NAME`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import db
+from experiments.plan.cell import Cell
+from experiments.workers.claims import HEARTBEAT_EVERY, BeatWatcher, Claim, Heartbeat, check_stale_after, try_claim
+from experiments.search.trials import RETRY_OF, cell_number
+from experiments.workers.progress import DEFAULT_STALE_AFTER
+
+POLL_EVERY = 1.0
+LOST = "lost"  # what `_train` returns for a cell whose claim this worker lost
+
+
+def _log(worker: str, message: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {worker}: {message}", flush=True)
+
+
+class _StepReporter:
+    """A Lightning logger that only tells the heartbeat which step the cell is at (built lazily: Lightning)."""
+
+    @staticmethod
+    def make(heartbeat: Heartbeat):
+        from lightning.pytorch.loggers import Logger
+
+        class StepReporter(Logger):
+            name = "heartbeat"
+            version = "0"
+
+            def log_metrics(self, metrics, step=None) -> None:
+                heartbeat.step = step
+
+            def log_hyperparams(self, *args, **kwargs) -> None:
+                pass
+
+        return StepReporter()
+
+
+class Worker:
+    """The claim loop over one sweep's plan."""
+
+    def __init__(self, results_dir: Path, sweep: str, name: str, retries: int, stale_after: float,
+                 optuna_storage: str | None = None, heartbeat_every: float = HEARTBEAT_EVERY) -> None:
+        check_stale_after(stale_after, heartbeat_every)
+        self.results_dir, self.sweep, self.name = Path(results_dir), sweep, name
+        self.retries, self.stale_after, self.heartbeat_every = retries, stale_after, heartbeat_every
+        self.watcher = BeatWatcher(stale_after)
+        self.cells = [Cell.from_plan_row(row) for row in db.read_plan(results_dir, sweep).to_pylist()]
+        self.searches = self._searches(optuna_storage)
+        self._finished: set[str] = set()
+        self._confirming: set[int] = set()  # studies whose confirmation cells joined `self.cells`
+        self._prepared: dict[tuple[str, int], object] = {}
+        self.stopped_by: int | None = None  # the signal that stopped a search trial
+
+    def _searches(self, optuna_storage: str | None) -> list:
+        """A StudyRunner per study of the sweep (none for a plain grid)."""
+        import json
+
+        from experiments.search.study import Study
+
+        records = json.loads((db.sweep_dir(self.results_dir, self.sweep) / "sweep.json").read_text()).get("studies") or []
+        if not records:
+            return []
+        from experiments.search.runner import StudyRunner, default_storage, storage
+
+        store = storage(optuna_storage or default_storage(self.results_dir), self.retries, self.stale_after)
+        return [StudyRunner(self.results_dir, self.sweep, Study.from_record(r), store, self.name) for r in records]
+
+    def _needs_work(self, cell: Cell) -> bool:
+        if cell.run_id in self._finished:
+            return False
+        state = db.run_state(self.results_dir, cell.run_id)
+        if state.result is not None or state.failures > self.retries:
+            self._finished.add(cell.run_id)
+            return False
+        return True
+
+    def _data(self, cell: Cell):
+        from harness.data import prepare
+
+        key = (cell.data.content_hash(), cell.model.vocab_size)
+        if key not in self._prepared:
+            self._prepared[key] = prepare(cell.data, cell.model.vocab_size)
+        return self._prepared[key]
+
+    def _claim(self, cell: Cell) -> Claim | None:
+        return try_claim(self.results_dir, cell.run_id, worker=self.name, sweep=self.sweep, watcher=self.watcher)
+
+    def _train(self, cell: Cell, claim: Claim, callbacks=(), also=None):
+        """Train the claimed cell; returns the outcome, None when it raised (stored as a failed segment), or
+        LOST when the claim was lost (nothing more was written)."""
+        from experiments.workers.fence import ClaimFence
+        from harness.train.fencing import FenceLost
+        from harness.train.run import RunSpec, check_run_inputs, train_run
+
+        with Heartbeat(claim, self.heartbeat_every, cell.train.steps, also) as heartbeat:
+            fence = ClaimFence(self.results_dir, claim, heartbeat, self.retries)
+            state = db.run_state(self.results_dir, cell.run_id)
+            spec = RunSpec(cell.model, cell.train, cell.data, self.results_dir, cell.run_id, resume=state.exists,
+                           sweep=self.sweep, arm=cell.arm)
+            how = "resuming" if state.exists else "starting"
+            _log(self.name, f"{how} {cell.label} ({cell.run_id}, claim {claim.generation})")
+            try:
+                prepared = self._data(cell)
+                check_run_inputs(prepared, cell.train)
+                outcome = train_run(spec, prepared, extra_loggers=[_StepReporter.make(heartbeat)], progress=False,
+                                    extra_callbacks=callbacks, fence=fence)
+            except FenceLost as lost:
+                return self._lost(cell, lost)
+            except Exception as error:  # a crash of this cell is data about the infrastructure: store it, retry
+                return self._record_failure(cell, state, error, fence)
+        _log(self.name, f"{cell.label}: {outcome.status} ({fence.checks} fence checks, {1000 * fence.seconds:.1f} ms)")
+        return outcome
+
+    def _let_go(self, cell: Cell, claim: Claim) -> None:
+        """Release a claim on a cell that has a result already; a claim taken over while this worker stalled
+        between claiming and looking again is lost, and said so like any other."""
+        if not claim.release():
+            self._lost(cell, f"claim {claim.generation} was taken over")
+
+    def _lost(self, cell: Cell, lost: BaseException | str) -> str:
+        _log(self.name, f"{cell.label}: lost the cell to another worker, {lost}; going on with the next cell")
+        return LOST
+
+    def _record_failure(self, cell: Cell, before: db.RunState, error: Exception, fence) -> None | str:
+        """Make sure the attempt counts as a failed segment with its traceback, even when it raised before the
+        run's writer opened (bad data, a device error at set-up); LOST (nothing recorded) without the claim."""
+        from harness.train.fencing import FenceLost
+
+        text = traceback.format_exc()
+        _log(self.name, f"{cell.label} raised {type(error).__name__}: {error}\n{text}")
+        after = db.run_state(self.results_dir, cell.run_id)
+        if after.failures > before.failures:
+            return None
+        from harness.train.checkpoints import checkpoint_step, last_checkpoint
+
+        ckpt = last_checkpoint(self.results_dir, cell.run_id)
+        start = checkpoint_step(ckpt) + 1 if ckpt is not None else 0
+        try:
+            fence.check("record a failure")
+        except FenceLost as lost:
+            return self._lost(cell, lost)
+        writer = db.RunWriter.open(self.results_dir, cell.run_id, sweep=self.sweep, arm=cell.arm, seed=cell.seed,
+                                   resume=True, resume_from_step=start, claim=fence.generation)
+        writer.close("failed", summary={"error": f"{type(error).__name__}: {error}", "traceback": text})
+        return None
+
+    def run(self) -> int:
+        """Claim and train until every cell is finished; 0, or 128 + signal when stopped by one."""
+        import harness.train.run  # noqa: F401  torch and Lightning before the first claim, not on its clock
+        from harness.train.interrupt import stop_on_signals, stop_requested
+
+        with stop_on_signals():
+            while True:
+                if stop_requested():
+                    return 128 + stop_requested()
+                waiting, trained = False, False
+                for cell in self.cells:
+                    if not self._needs_work(cell):
+                        continue
+                    claim = self._claim(cell)
+                    if claim is None:
+                        waiting = True  # someone else trains it; if they die, it comes back to us
+                        continue
+                    if not self._needs_work(cell):  # finished between our look and our claim
+                        self._let_go(cell, claim)
+                        continue
+                    outcome = self._train(cell, claim)
+                    if outcome not in (None, LOST) and outcome.interrupted is not None:
+                        _log(self.name, f"stopped at step {outcome.interrupted.step} of cell {cell.index}")
+                        return 128 + outcome.interrupted.signum
+                    trained = True
+                    break  # back to the top: plan order, and cells freed meanwhile come first
+                if not trained:
+                    searched = self._search_once()
+                    if searched == "stopped":
+                        return 128 + self.stopped_by
+                    trained, waiting = searched in ("trained", "confirming"), waiting or searched == "waiting"
+                if not trained:
+                    if not waiting:
+                        _log(self.name, "no cell left")
+                        return 0
+                    time.sleep(POLL_EVERY)
+
+    def _search_once(self) -> str:
+        """Run one trial of the first study that has room: 'trained', 'confirming' (a done study's confirmation
+        cells joined the claimed cells, which the claim loop trains like plan cells), 'waiting' (others hold the
+        rest), 'stopped' (a signal stopped the trial) or 'idle' (every study is done)."""
+        from experiments.search.pruning import PruneOnValidation
+
+        waiting = False
+        for runner in self.searches:
+            state = runner.state()
+            if state == "done" and runner.study.index not in self._confirming:
+                self._confirming.add(runner.study.index)
+                confirmations = runner.confirmations()
+                if confirmations:
+                    self.cells.extend(confirmations)
+                    return "confirming"
+            if state != "open":
+                waiting = waiting or state == "busy"
+                continue
+            trial = runner.ask()
+            if trial is None:
+                waiting = True
+                continue
+            number = cell_number(trial)
+            cell = runner.study.cell(trial.params, number, trial=number)
+            runner.record(cell)
+            outcome = self._train_trial(runner, trial, cell, PruneOnValidation(trial))
+            if outcome == "stopped":
+                return "stopped"
+            return "trained"
+        return "waiting" if waiting else "idle"
+
+    def _train_trial(self, runner, trial, cell: Cell, pruning) -> str:
+        """Train (or adopt, when identical configs already ran) one trial and tell the study its value."""
+        label = f"trial {trial.number} of {runner.study.name(self.sweep)} {trial.params}"
+        while True:
+            if db.run_state(self.results_dir, cell.run_id).result is not None:
+                if not _finished(runner, trial):  # a trial failed as stale while we stalled is the study's past
+                    runner.tell(trial, None, cell.run_id)  # these exact configs already ran: reuse the result
+                return "told"
+            claim = self._claim(cell)
+            if claim is None:
+                runner.heartbeat(trial)
+                time.sleep(POLL_EVERY)  # the same configs are training elsewhere: wait for their result
+                continue
+            if db.run_state(self.results_dir, cell.run_id).result is not None:  # finished between look and claim
+                self._let_go(cell, claim)
+                continue
+            outcome = self._train(cell, claim, callbacks=[pruning], also=lambda: runner.heartbeat(trial))
+            if outcome != LOST:
+                break  # LOST: the worker that took the cell over finishes it; its result is this trial's value
+        if outcome is not None and outcome.interrupted is not None:
+            self.stopped_by = outcome.interrupted.signum
+            return "stopped"  # the trial stays RUNNING; its heartbeat stops, so it is failed and re-queued
+        runner.tell(trial, None if outcome is None else outcome.status, cell.run_id)
+        if outcome is None and db.run_state(self.results_dir, cell.run_id).failures <= self.retries:
+            runner.optuna_study.enqueue_trial(trial.params, user_attrs={RETRY_OF: cell.trial})  # raised: the same configs again
+        _log(self.name, f"{label}: told")
+        return "told"
+
+
+def _finished(runner, trial) -> bool:
+    """Whether the study already closed the trial (failed as stale while its worker was stalled)."""
+    return runner.optuna_study._storage.get_trial(trial._trial_id).state.is_finished()
+
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.workers.worker", description="Train cells of a stored sweep plan.")
+    parser.add_argument("--results", required=True, type=Path)
+    parser.add_argument("--sweep", required=True)
+    parser.add_argument("--worker", default=f"{socket.gethostname()}-{os.getpid()}")
+    parser.add_argument("--retries", type=int, default=1)
+    parser.add_argument("--stale-after", type=float, default=DEFAULT_STALE_AFTER)
+    parser.add_argument("--heartbeat-every", type=float, default=HEARTBEAT_EVERY)
+    parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument("--optuna-storage", help="SQLAlchemy URL of the searches' Optuna storage (default: SQLite in the results dir)")
+    args = parser.parse_args(argv)
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    return Worker(args.results, args.sweep, args.worker, args.retries, args.stale_after, args.optuna_storage,
+                  args.heartbeat_every).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

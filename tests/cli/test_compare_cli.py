@@ -1,0 +1,145 @@
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cli.main import main
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))  # the synthetic-store writer of the analysis tests
+import synthetic  # noqa: E402
+
+COLUMNS = ("arm,lr,seeds,diverged,mean,ci_low,ci_high,n_pairs,arm_diverged,baseline_diverged,p_stability,p_stability_holm,"
+           "n,delta,delta_ci_low,delta_ci_high,p,p_holm,survivors_only,verdict,seeds_needed")
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    """Sweep 'qk' written with db.RunWriter alone (no plan, no Ablation): a real effect and a null one."""
+    path = tmp_path_factory.mktemp("compare") / "results"
+    synthetic.write_planted(path, "qk", {"base": (0.0, 0.002, 4), "rmsnorm": (-0.1, 0.002, 4), "same": (0.0, 0.04, 4)}, steps=12)
+    return path
+
+
+def test_table_has_one_row_per_arm_with_verdicts(results, capsys):
+    assert main(["compare", "qk", "--results", str(results), "--baseline", "base"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == COLUMNS.split(",")
+    verdicts = {line.split()[0]: line for line in lines[2:]}
+    assert verdicts["base"].rstrip().endswith("baseline")
+    assert "better" in verdicts["rmsnorm"] and "within noise" in verdicts["same"]
+
+
+def test_csv_and_json_carry_the_same_rows(results, capsys):
+    main(["compare", "qk", "--results", str(results), "--baseline", "base", "--format", "csv"])
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == COLUMNS and len(out.splitlines()) == 4
+    base, rmsnorm, _ = csv.DictReader(io.StringIO(out))
+    assert (base["arm"], base["lr"], base["seeds"], base["diverged"], base["verdict"]) == ("base", "", "4", "0", "baseline")
+    assert all(base[c] == "" for c in COLUMNS.split(",")[7:] if c != "verdict")  # nothing paired: empty, like no lr
+    assert (rmsnorm["n_pairs"], rmsnorm["arm_diverged"], rmsnorm["n"], rmsnorm["survivors_only"]) == ("4", "0", "4", "False")
+    main(["compare", "qk", "--results", str(results), "--baseline", "base", "--format", "json", "--min-effect", "0.2"])
+    rows = json.loads(capsys.readouterr().out)
+    assert [row["arm"] for row in rows] == ["base", "rmsnorm", "same"]
+    assert rows[0]["delta"] is None and rows[1]["verdict"] == "negligible"  # -0.1 lies inside ±0.2
+    assert rows[1]["survivors_only"] is False and rows[1]["p_stability"] is None  # no divergence: nothing to test
+
+
+@pytest.mark.parametrize("args, message", [
+    (["compare", "kq"], "harness compare: error: no sweep named 'kq' in the results store; did you mean 'qk'?"),
+    (["compare", "qk", "--baseline", "rms"], "harness compare: error: baseline 'rms' is not an arm of sweep 'qk'; did you mean 'rmsnorm'?"),
+    (["compare", "qk", "--metric", "final_val_los"], "harness compare: error: metric 'final_val_los' is not a numeric column of the runs view; did you mean 'final_val_loss'?"),
+])
+def test_bad_input_is_one_line_and_exit_2(results, capsys, args, message):
+    assert main([*args, "--results", str(results)]) == 2
+    assert capsys.readouterr().err.strip() == message
+
+
+def test_running_sweep_is_labelled_partial_on_stderr(tmp_path, capsys):
+    synthetic.write_run(tmp_path, "a0", sweep="live", arm="a", seed=0, lr=None, final=3.0, steps=12)
+    synthetic.write_run(tmp_path, "a1", sweep="live", arm="a", seed=1, lr=None, final=3.0, steps=12, status=None)
+    assert main(["compare", "live", "--results", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.strip() == "harness compare: sweep 'live' is still running: 1 of 2 cells; partial"
+    assert "baseline" in captured.out
+
+
+def test_a_sweep_with_no_finished_runs_exits_2(tmp_path, capsys):
+    synthetic.write_run(tmp_path, "a0", sweep="live", arm="a", seed=0, lr=None, final=3.0, steps=12, status=None)
+    assert main(["compare", "live", "--results", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == "harness compare: error: sweep 'live' has no finished runs yet (0 of 1 cells; partial)."
+
+
+def test_the_command_imports_no_plotting_and_no_torch(results):
+    code = (
+        "import sys; from cli.main import main; main(['compare', 'qk', '--results', sys.argv[1]]); "
+        "print(sorted(m for m in ('torch', 'matplotlib', 'seaborn') if m in sys.modules), file=sys.stderr)"
+    )
+    result = subprocess.run([sys.executable, "-c", code, str(results)], capture_output=True, text=True, check=True)
+    assert result.stderr.strip() == "[]"
+
+
+def test_the_store_is_read_in_a_child_and_scipy_imported_only_here(results):
+    # The latency design of `harness compare` (cli/forked.py): this process never imports DuckDB,
+    # and the reader in the child never imports scipy.
+    here = ("from cli.main import main; import sys; "
+            f"main(['compare', 'qk', '--results', {str(results)!r}, '--baseline', 'base']); "
+            "print(sorted(m for m in ('duckdb', 'pyarrow', 'scipy.stats') if m in sys.modules), file=sys.stderr)")
+    child = ("from cli.compare import read_cells; import sys; "
+             f"read_cells({str(results)!r}, 'qk', 'final_val_loss', 'base'); "
+             "print(sorted(m for m in ('duckdb', 'scipy', 'pandas') if m in sys.modules), file=sys.stderr)")
+    loaded = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stderr.strip().splitlines()[-1]
+              for code in (here, child)]
+    assert loaded == ["['scipy.stats']", "['duckdb']"]
+
+
+@pytest.fixture(scope="module")
+def widths(tmp_path_factory):
+    """Sweep 'grow' written with db.RunWriter alone: qk_norm none/rmsnorm at d_model 128 and 256, 4 seeds at two LRs;
+    rmsnorm 0.1 better at 128 and 0.1 worse at 256 (run noise 0.003)."""
+    path = tmp_path_factory.mktemp("across") / "results"
+    planted = {("none", 128): 3.0, ("rmsnorm", 128): 2.9, ("none", 256): 2.6, ("rmsnorm", 256): 2.7}
+    noise = iter(np.random.default_rng(0).normal(0, 0.003, 32))
+    for (qk_norm, width), final in planted.items():
+        for lr, penalty in ((1e-3, 0.0), (3e-3, 0.05)):
+            for seed in range(4):
+                synthetic.write_run(path, f"{qk_norm}-{width}-{lr}-{seed}", sweep="grow", arm=f"{qk_norm}-{width}", seed=seed,
+                                    lr=lr, final=final + penalty + next(noise), steps=12, config={"d_model": width, "qk_norm": qk_norm})
+    return path
+
+
+def test_across_prints_each_variant_per_scale_with_a_reversal_column(widths, capsys):
+    assert main(["compare", "grow", "--results", str(widths), "--across", "d_model", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert list(rows[0]) == ["d_model", "variant", "best_lr", "n", "diverged", "loss", "ci_low", "ci_high", "rank", "reversal"]
+    assert [(r["d_model"], r["variant"], r["rank"], r["best_lr"], r["n"]) for r in rows] == [
+        (128, "qk_norm=rmsnorm", 1, 1e-3, 4), (128, "qk_norm=none", 2, 1e-3, 4),
+        (256, "qk_norm=none", 1, 1e-3, 4), (256, "qk_norm=rmsnorm", 2, 1e-3, 4)]
+    assert rows[0]["reversal"].startswith("beats qk_norm=none here, loses to it at d_model=256 (Holm-adjusted p ")
+    main(["compare", "grow", "--results", str(widths), "--across", "d_model"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:2] == ["d_model", "variant"] and lines[0].rstrip().endswith("reversal") and len(lines) == 6
+
+
+def test_across_a_field_whose_order_holds_says_no_resolved_reversal(widths, capsys):
+    assert main(["compare", "grow", "--results", str(widths), "--across", "qk_norm", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert {row["reversal"] for row in rows} == {"no resolved reversal"}  # two variants (the widths): 128 loses at both
+    assert {row["variant"] for row in rows} == {"d_model=128", "d_model=256"}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--across", "d_modle"], "harness compare: error: --across 'd_modle' is not a config field of sweep 'grow''s runs; did you mean 'd_model'?"),
+    (["--across", "n_layers"], "harness compare: error: --across 'n_layers' takes one value (2) among sweep 'grow''s finished runs: "
+                               "nothing to compare across; it needs two or more."),
+    (["--across", "d_model", "--metric", "final_val_los"],
+     "harness compare: error: metric 'final_val_los' is not a numeric column of the runs view; did you mean 'final_val_loss'?"),
+])
+def test_across_bad_input_is_one_line_and_exit_2(widths, capsys, args, message):
+    assert main(["compare", "grow", "--results", str(widths), *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == message and captured.out == ""

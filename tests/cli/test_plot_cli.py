@@ -1,0 +1,40 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))  # the synthetic-store writer of the analysis tests
+import synthetic  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    path = tmp_path_factory.mktemp("plot") / "results"
+    synthetic.write_planted(path, "qk", {"base": (0.0, 0.002, 2), "rmsnorm": (-0.1, 0.002, 2)}, lrs=(1e-3, 1e-2), steps=12)
+    return path
+
+
+@pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".svg", b"<?xml"), (".pdf", b"%PDF")])
+def test_writes_the_figure_in_the_suffixs_format(results, tmp_path, capsys, suffix, magic):
+    out = tmp_path / "fig" / f"lr{suffix}"
+    assert main(["plot", "lr", "qk", "--results", str(results), "--out", str(out)]) == 0
+    assert out.read_bytes().startswith(magic) and capsys.readouterr().out.strip() == str(out)
+
+
+def test_curves_take_ema_and_log_axes(results, tmp_path):
+    out = tmp_path / "curves.png"
+    assert main(["plot", "curves", "qk", "--results", str(results), "--out", str(out), "--ema", "0.9", "--log"]) == 0
+    assert out.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("args, message", [
+    (["plot", "curvs", "qk", "--out", "x.png"], "unknown figure 'curvs'; did you mean 'curves'?"),
+    (["plot", "lr", "qk", "--out", "x.jpg"], "--out 'x.jpg' must end in .png, .svg, .pdf (the format follows the suffix)."),
+    (["plot", "curves", "qk", "--out", "x.png", "--ema", "1.5"], "--ema 1.5 is invalid: the weight of the past must lie strictly between 0 and 1."),
+    (["plot", "lr", "kq", "--out", "x.png"], "no sweep named 'kq' in the results store; did you mean 'qk'?"),
+])
+def test_bad_input_is_one_line_and_exit_2(results, capsys, args, message):
+    assert main([*args, "--results", str(results)]) == 2
+    assert capsys.readouterr().err.strip() == f"harness plot: error: {message}"

@@ -1,0 +1,49 @@
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))  # the synthetic-store writer of the analysis tests
+import synthetic  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    path = tmp_path_factory.mktemp("report") / "results"
+    synthetic.write_planted(path, "qk", {"base": (0.0, 0.002, 2), "rmsnorm": (-0.1, 0.002, 2)}, steps=12)
+    return path
+
+
+def test_writes_the_report_where_asked_and_prints_its_path(results, tmp_path, capsys):
+    out = tmp_path / "out" / "qk.html"
+    assert main(["report", "qk", "--results", str(results), "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == str(out)
+    assert out.read_text().startswith("<!doctype html>")
+
+
+def test_bad_baseline_is_one_line_and_exit_2(results, capsys):
+    assert main(["report", "qk", "--results", str(results), "--baseline", "bse"]) == 2
+    assert capsys.readouterr().err.strip() == "harness report: error: baseline 'bse' is not an arm of sweep 'qk'; did you mean 'base'?"
+
+
+def test_serve_answers_on_localhost_until_interrupted(results):
+    command = [sys.executable, "-m", "cli.main", "report", "qk", "--results", str(results), "--serve", "--port", "0"]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        path = server.stdout.readline().strip()
+        banner = server.stdout.readline().strip()
+        assert path.endswith("sweeps/qk/report.html") and banner.startswith("serving http://127.0.0.1:")
+        url = banner.split()[1]
+        with urllib.request.urlopen(url, timeout=10) as response:
+            assert response.read() == Path(path).read_bytes()
+    finally:
+        server.send_signal(2)  # Ctrl-C
+        deadline = time.monotonic() + 10
+        while server.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert server.returncode == 0
