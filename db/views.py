@@ -96,8 +96,40 @@ def _row_table(con, catalog: Catalog, table: str, name: str, schema: pa.Schema) 
     con.unregister("_indexed_rows")
 
 
-def create_views(con, catalog: Catalog) -> None:
-    """Create the internal tables and the public views (runs, metrics, layer_metrics, events, sweep_cells, sweeps)."""
+# One row per run from its counting segments: the first segment's labels and configs, the last one's outcome.
+RUNS_VIEW_SQL = """
+        CREATE VIEW runs AS
+        WITH first_segment AS (
+            SELECT * EXCLUDE (status) FROM _counting QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY segment) = 1
+        ), last_segment AS (
+            SELECT run_id, max(segment) AS segment, count(*) AS n_segments, arg_max(host, segment) AS host
+            FROM _counting GROUP BY run_id
+        ), outcome AS (
+            SELECT s.* FROM _status s JOIN last_segment l USING (run_id, segment)
+        ), progress AS (
+            SELECT run_id,
+                arg_max(value, step) FILTER (WHERE name = '{val_loss}') AS final_val_loss,
+                min(value) FILTER (WHERE name = '{val_loss}') AS best_val_loss,
+                arg_max(value, step) FILTER (WHERE name = '{train_loss}') AS final_train_loss,
+                max(step) AS last_step
+            FROM metrics GROUP BY run_id
+        )
+        SELECT f.run_id, f.sweep, f.arm, f.seed,
+            coalesce(o.status, CASE WHEN d.run_id IS NULL THEN 'running' ELSE 'crashed' END) AS status,
+            {config_columns}
+            f.params, f.flops_per_token, f.started_at, o.finished_at, p.final_val_loss, p.best_val_loss,
+            o.diverged_at_step, p.final_train_loss, p.last_step, l.n_segments, l.host, o.summary, f.config
+        FROM first_segment f
+        JOIN last_segment l USING (run_id)
+        LEFT JOIN outcome o USING (run_id)
+        LEFT JOIN _dead d ON d.run_id = l.run_id AND d.segment = l.segment
+        LEFT JOIN progress p USING (run_id)
+"""
+
+
+def _segment_tables(con, catalog: Catalog) -> None:
+    """`_manifests`, `_status`, `_segments`, the counting segments (`_counting`, db/segments.py) and the rows to
+    hide (`_superseded`)."""
     _row_table(con, catalog, "manifest", "_manifests", MANIFEST_SCHEMA)
     _row_table(con, catalog, "status", "_status", STATUS_SCHEMA)
     con.execute("ALTER TABLE _manifests ADD COLUMN IF NOT EXISTS claim BIGINT")  # a store from before fencing
@@ -112,6 +144,11 @@ def create_views(con, catalog: Catalog) -> None:
         ") WHERE superseded_from IS NOT NULL "
         "UNION ALL SELECT run_id, segment, 0 FROM _manifests ANTI JOIN _counting USING (run_id, segment)"
     )
+
+
+def create_views(con, catalog: Catalog) -> None:
+    """Create the internal tables and the public views (runs, metrics, layer_metrics, events, sweep_cells, sweeps)."""
+    _segment_tables(con, catalog)
     dedup = con.execute("SELECT count(*) FROM _superseded").fetchall()[0][0] > 0
     for table in DATA_SCHEMAS:
         _data_view(con, table, catalog.files[table], dedup)
@@ -120,32 +157,5 @@ def create_views(con, catalog: Catalog) -> None:
     if dead:
         con.executemany("INSERT INTO _dead VALUES (?, ?)", dead)
     config_columns = "".join(f"{c}, " for c in _config_columns(con))
-    con.execute(f"""
-        CREATE VIEW runs AS
-        WITH first_segment AS (
-            SELECT * EXCLUDE (status) FROM _counting QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY segment) = 1
-        ), last_segment AS (
-            SELECT run_id, max(segment) AS segment, count(*) AS n_segments, arg_max(host, segment) AS host
-            FROM _counting GROUP BY run_id
-        ), outcome AS (
-            SELECT s.* FROM _status s JOIN last_segment l USING (run_id, segment)
-        ), progress AS (
-            SELECT run_id,
-                arg_max(value, step) FILTER (WHERE name = '{VAL_LOSS}') AS final_val_loss,
-                min(value) FILTER (WHERE name = '{VAL_LOSS}') AS best_val_loss,
-                arg_max(value, step) FILTER (WHERE name = '{TRAIN_LOSS}') AS final_train_loss,
-                max(step) AS last_step
-            FROM metrics GROUP BY run_id
-        )
-        SELECT f.run_id, f.sweep, f.arm, f.seed,
-            coalesce(o.status, CASE WHEN d.run_id IS NULL THEN 'running' ELSE 'crashed' END) AS status,
-            {config_columns}
-            f.params, f.flops_per_token, f.started_at, o.finished_at, p.final_val_loss, p.best_val_loss,
-            o.diverged_at_step, p.final_train_loss, p.last_step, l.n_segments, l.host, o.summary, f.config
-        FROM first_segment f
-        JOIN last_segment l USING (run_id)
-        LEFT JOIN outcome o USING (run_id)
-        LEFT JOIN _dead d ON d.run_id = l.run_id AND d.segment = l.segment
-        LEFT JOIN progress p USING (run_id)
-    """)
+    con.execute(RUNS_VIEW_SQL.format(config_columns=config_columns, val_loss=VAL_LOSS, train_loss=TRAIN_LOSS))
     create_sweep_views(con, str(catalog.results_dir))
