@@ -4,6 +4,7 @@ once on this machine (`--dry-run` lists them, `--status` shows a sweep that runs
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -26,8 +27,12 @@ def register(subparsers) -> None:
                         help="set a ModelConfig/TrainConfig/DataConfig field of the base (repeatable)")
     parser.add_argument("--workers", type=int, metavar="N", help="worker processes (default: 1 on CPU, one per GPU slot)")
     parser.add_argument("--devices", default="auto", metavar="auto|cpu|cuda:0,cuda:1", help="where workers run (default: auto)")
-    parser.add_argument("--per-device", "--tasks-per-gpu", dest="per_device", type=int, default=1, metavar="K",
-                        help="workers sharing one GPU (tiny proxies), local or SLURM")
+    parser.add_argument("--per-device", type=int, metavar="K", help="workers sharing one GPU (tiny proxies; default 1)")
+    parser.add_argument("--tasks-per-gpu", type=int, metavar="K", help="the same as --per-device, in SLURM's words")
+    parser.add_argument("--name", metavar="NAME", help="run the ablation under this sweep name (default: the ablation's name)")
+    parser.add_argument("--replace", action="store_true",
+                        help="make this launch's plan the sweep's plan even where it differs from the stored one (steps, "
+                        "seeds, --set, source, question); the old plan is kept in the sweep's history")
     parser.add_argument("--retries", type=int, default=1, metavar="N", help="retries of a cell that raised before it is stored as failed (default 1)")
     parser.add_argument("--stale-after", type=float, default=60.0, metavar="S",
                         help="seconds a worker's heartbeat may stay unchanged before another worker, on any host, takes "
@@ -58,6 +63,12 @@ def _check_options(args) -> None:
     if args.retries < 0:
         raise ConfigError(f"--retries {args.retries} is invalid: must be ≥ 0.")
     check_stale_after(args.stale_after, args.heartbeat_every)
+    for flag, value in (("--per-device", args.per_device), ("--tasks-per-gpu", args.tasks_per_gpu)):
+        if value is not None and value < 1:
+            raise ConfigError(f"{flag} {value} is invalid: must be ≥ 1.")
+    if args.per_device is not None and args.tasks_per_gpu is not None:
+        raise ConfigError("--per-device and --tasks-per-gpu are one setting: give one.")
+    args.per_device, args.tasks_per_gpu = args.per_device or args.tasks_per_gpu or 1, None
     if args.dry_run and args.status:
         raise ConfigError("--dry-run and --status: give one.")
 
@@ -72,6 +83,8 @@ def plan_sweep(args):
 
     _check_options(args)
     ablation, source = load_ablation(args.ablation)
+    if args.name is not None:
+        ablation = dataclasses.replace(ablation, name=args.name)
     overrides = parse_overrides(args.overrides)
     plan = expand(ablation, preset=args.preset, steps=args.steps, seeds=args.seeds, overrides=overrides)
     if getattr(args, "keep_cells", None):  # a round of --until-decided: its seeds per (arm, lr)
@@ -93,6 +106,8 @@ def sweep(args: argparse.Namespace) -> int:
     from experiments.backends.devices import parse_devices
     from cli.sweep_slurm import slurm_launcher, submit
 
+    if args.status and stored_only(args):
+        return show_status(Path(db.resolve_results_dir(args.results)), args.ablation, args.retries, args.stale_after)
     plan, source, results_dir = plan_sweep(args)
     devices = parse_devices(args.devices)
     launcher = slurm_launcher(args, results_dir, plan.name)  # None for local; SLURM refusals come before any write
@@ -103,9 +118,11 @@ def sweep(args: argparse.Namespace) -> int:
 
         print_dry_run(plan, results_dir, args.workers or 1)
         return 0
+    from cli.sweep_identity import settle_plan
     from experiments.backends.local import run_local
 
-    db.write_sweep(results_dir, plan.name, plan.meta(source), [c.plan_row() for c in plan.plan_cells])
+    write_plan = settle_plan(plan, source, results_dir, replace=args.replace, merge=args.keep_cells is not None)
+    write_plan()  # every check passed: only now is anything written
     if plan.studies:
         from experiments.search.runner import create_storage, default_storage
 
@@ -129,6 +146,18 @@ def sweep(args: argparse.Namespace) -> int:
                      optuna_storage=args.optuna_storage)
     print(closing_lines(results_dir, plan.name))
     return code
+
+
+def stored_only(args) -> bool:
+    """Whether ABLATION names no library module and no file but a sweep in the store (a file-defined sweep
+    asked for by its name, e.g. for --status from another directory)."""
+    import db
+    from experiments.declare.load import library_names
+
+    name = args.ablation
+    if name.endswith(".py") or Path(name).is_file() or name in library_names():
+        return False
+    return db.read_sweep_meta(db.resolve_results_dir(args.results), name) is not None
 
 
 def report_command(results_dir: Path, sweep: str) -> list[str] | None:

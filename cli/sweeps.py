@@ -1,4 +1,5 @@
-"""`harness sweeps`: every sweep in the results store with its progress (from the `sweeps` view)."""
+"""`harness sweeps`: every sweep in the results store with its progress (from the `sweeps` view); with a sweep
+name and `--history`, the plans that sweep has had (each replaced one, and what the next one changed)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import argparse
 def register(subparsers) -> None:
     """Add `harness sweeps` to the CLI."""
     parser = subparsers.add_parser("sweeps", help="list the sweeps in the results store and their progress")
+    parser.add_argument("sweep", nargs="?", metavar="SWEEP", help="with --history: the sweep whose plans to list")
+    parser.add_argument("--history", action="store_true",
+                        help="list SWEEP's plans: the current one and each one `harness sweep --replace` replaced")
     parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
     parser.set_defaults(handler=sweeps)
 
@@ -17,6 +21,8 @@ def sweeps(args: argparse.Namespace) -> int:
     from cli.table import render_table
     from harness.config.base import ConfigError
 
+    if args.history or args.sweep is not None:
+        return history(args)
     try:
         con = db.connect(args.results)
     except db.DbError as err:
@@ -29,3 +35,37 @@ def sweeps(args: argparse.Namespace) -> int:
     print(render_table(["sweep", "cells", "completed", "diverged", "failed", "running", "left", "question"],
                        [[*row[:-1], row[-1] or ""] for row in rows]))
     return 0
+
+
+def history(args: argparse.Namespace) -> int:
+    """The sweep's plans, oldest first, each with what the plan after it changed."""
+    import db
+    from cli.table import render_table
+    from experiments.plan.identity import plan_change
+    from harness.config.base import ConfigError
+
+    if args.sweep is None or not args.history:
+        raise ConfigError("give a sweep name and --history (`harness sweeps SWEEP --history`), or neither.")
+    results = db.resolve_results_dir(args.results)
+    current = db.read_sweep_meta(results, args.sweep)
+    if current is None:
+        raise ConfigError(f"no sweep {args.sweep!r} with a plan in {results} (`harness sweeps` lists them).")
+    folder = db.sweep_dir(results, args.sweep)
+    plans = [(f"replaced {m['replaced']}", m, folder / "history" / f"{m['replaced']:04d}")
+             for m in db.plan_history(results, args.sweep)] + [("current", current, folder)]
+    rows = []
+    for (label, meta, where), following in zip(plans, [*plans[1:], None]):
+        changed = ""
+        if following is not None:
+            change = plan_change(meta, _rows(where), following[1], _rows(following[2]))
+            changed = change.refusal() or ("" if change.same else change.extension())
+        rows.append([label, meta.get("created_at", "")[:19], meta.get("n_cells"), meta.get("source") or "", changed])
+    print(render_table(["plan", "created", "cells", "source", "changed by the next plan"], rows))
+    return 0
+
+
+def _rows(folder) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    path = folder / "cells.parquet"
+    return pq.read_table(path).to_pylist() if path.is_file() else []

@@ -13,7 +13,8 @@ from db.errors import CorruptShardWarning, DbError, NoResultsError, ReadOnlyQuer
 from db.paths import resolve_results_dir
 from db.run_state import RunState, result_summary, run_state
 from db.schema import SCHEMA_VERSION
-from db.sweeps import read_plan, sweep_dir, write_confirmation, write_sweep, write_trial
+from db.sweeps import (archive_plan, plan_history, read_plan, read_sweep_meta, sweep_dir, write_confirmation, write_sweep,
+                       write_trial)
 from db.writer import STATUSES, RunWriter
 
 __all__ = [
@@ -26,9 +27,12 @@ __all__ = [
     "RunState",
     "RunWriter",
     "SchemaVersionError",
+    "archive_plan",
     "connect",
     "engine",
+    "plan_history",
     "read_plan",
+    "read_sweep_meta",
     "resolve_results_dir",
     "result_summary",
     "run_state",

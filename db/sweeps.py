@@ -36,6 +36,7 @@ CELL_SCHEMA = pa.schema([
 ])
 META_FIELDS = ("question", "baseline", "axes", "source", "n_cells", "created_at", "studies", "trials")
 TRIALS_DIR = "trials"
+HISTORY_DIR = "history"
 
 
 def check_sweep_name(sweep: str) -> None:
@@ -139,3 +140,35 @@ def read_plan(results_dir: str | os.PathLike, sweep: str) -> pa.Table:
     if not path.is_file():
         raise DbError(f"no sweep {sweep!r} in {results_dir}: launch it with `harness sweep ABLATION`.")
     return pq.read_table(path)
+
+
+def read_sweep_meta(results_dir: str | os.PathLike, sweep: str) -> dict[str, Any] | None:
+    """Sweep `sweep`'s description (sweep.json), or None when the store has no such sweep."""
+    path = sweep_dir(results_dir, sweep) / SWEEP_FILE
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def archive_plan(results_dir: str | os.PathLike, sweep: str) -> Path:
+    """Move the sweep's current plan (sweep.json, cells.parquet, trials/) to `history/<n>/`, n one more than the
+    last; returns that folder. The sweep has no plan until the next `write_sweep`."""
+    folder = sweep_dir(results_dir, sweep)
+    history = folder / HISTORY_DIR
+    history.mkdir(exist_ok=True)
+    taken = [int(name) for name in os.listdir(history) if name.isdigit()]
+    target = history / f"{max(taken, default=0) + 1:04d}"
+    target.mkdir()
+    for name in (TRIALS_DIR, CELLS_FILE, SWEEP_FILE):  # the description last: without it the sweep has no plan
+        if (folder / name).exists():
+            os.replace(folder / name, target / name)
+    return target
+
+
+def plan_history(results_dir: str | os.PathLike, sweep: str) -> list[dict[str, Any]]:
+    """The descriptions of the sweep's replaced plans, oldest first, each with `replaced` (its folder's number)."""
+    history = sweep_dir(results_dir, sweep) / HISTORY_DIR
+    found = []
+    for name in sorted(os.listdir(history)) if history.is_dir() else []:
+        meta = history / name / SWEEP_FILE
+        if name.isdigit() and meta.is_file():
+            found.append({**json.loads(meta.read_text()), "replaced": int(name)})
+    return found

@@ -142,6 +142,10 @@ class StudyRunner:
         self.heartbeat(trial)  # at once: a trial killed before its first periodic beat would stay RUNNING forever
         return trial
 
+    def frozen(self, trial):
+        """The storage's record of an asked trial (its system and user attributes)."""
+        return self.optuna_study._storage.get_trial(trial._trial_id)
+
     def record(self, cell: Cell) -> None:
         """A trial's cell as a cell of the sweep (`sweep_cells.trial`), written once."""
         db.write_trial(self.results_dir, self.sweep, self.study.index, _search_row(cell))

@@ -9,7 +9,8 @@ RETRY_OF = "retry_of"  # user attribute of a trial re-queued after it raised: th
 
 
 def cell_number(trial) -> int:
-    """The number of the first trial of `trial`'s retry chain (its own number when it is no retry)."""
+    """The number of the first trial of `trial`'s retry chain (its own number when it is no retry); `trial` is
+    a FrozenTrial (an asked `optuna.Trial` has no system attributes: `StudyRunner.frozen` gives its record)."""
     retried = trial.system_attrs.get("failed_trial")  # Optuna's stale-trial retry keeps the chain's first number
     if retried is None:
         retried = trial.user_attrs.get(RETRY_OF)

@@ -223,7 +223,7 @@ class Worker:
             if trial is None:
                 waiting = True
                 continue
-            number = cell_number(trial)
+            number = cell_number(runner.frozen(trial))
             cell = runner.study.cell(trial.params, number, trial=number)
             runner.record(cell)
             outcome = self._train_trial(runner, trial, cell, PruneOnValidation(trial))
@@ -263,7 +263,7 @@ class Worker:
 
 def _finished(runner, trial) -> bool:
     """Whether the study already closed the trial (failed as stale while its worker was stalled)."""
-    return runner.optuna_study._storage.get_trial(trial._trial_id).state.is_finished()
+    return runner.frozen(trial).state.is_finished()
 
 
 

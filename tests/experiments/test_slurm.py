@@ -160,17 +160,26 @@ def test_without_sbatch_the_slurm_backend_is_refused_before_anything_is_written(
     assert not (results / "sweeps").exists()
 
 
-def test_a_request_sbatch_refuses_is_one_line_and_exit_2(slurm, tmp_path, ablation_file, capsys, monkeypatch):
+def test_a_request_sbatch_refuses_is_one_line_and_exit_2_and_leaves_the_store_as_it_was(slurm, tmp_path, ablation_file,
+                                                                                       capsys, monkeypatch):
+    """A refused submission under a sweep name that has a plan (which --replace would replace) changes no file
+    of the store and leaves nothing in slurm/: sbatch is asked first (`--test-only`)."""
     from cli.main import main
 
+    from .test_sweep_identity import digest
+
     monkeypatch.setenv("SLURM_CONF", str(slurm.conf))
-    results = tmp_path / "results"
-    code = main(["sweep", str(ablation_file()), "--results", str(results), "--no-report", "--set", "vocab_size=512",
-                 "--backend", "slurm", "--mem", "900G"])
+    path, results = ablation_file(), tmp_path / "results"
+    launch = ["sweep", str(path), "--results", str(results), "--no-report", "--set", "vocab_size=512"]
+    assert main([*launch, "--dry-run"]) == 0  # writes nothing: the store is created by the planned launch below
+    assert main([*launch, "--steps", "2", "--no-progress"]) == 0
+    before = digest(results)
+    capsys.readouterr()
+    code = main([*launch, "--replace", "--backend", "slurm", "--mem", "900G"])
     err = capsys.readouterr().err.splitlines()
-    assert code == 2 and err[-1].startswith("harness sweep: error: sbatch refused the job: sbatch: error: "), err
-    assert "Requested node configuration is not available" in err[-1]
-    assert not (results / "runs").exists()  # no compute: only the plan was written
+    assert code == 2 and len(err) == 1 and err[0].startswith("harness sweep: error: sbatch refused the job: "), err
+    assert "Requested node configuration is not available" in err[0]
+    assert digest(results) == before and not (results / "slurm").exists()
 
 
 @pytest.mark.parametrize("value, minutes", [("5", 5), (90, 90), ("10:30", 11), ("1:00:00", 60), ("2-0", 2880),

@@ -12,6 +12,7 @@ from SLURM's accounting (which may be off). See docs/cluster.md.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -84,8 +85,8 @@ class SlurmLauncher:
         return max(1, self.gpus) * self.tasks_per_gpu
 
     def check(self) -> None:
-        """What SLURM can refuse, asked before anything is written or submitted: sbatch is on PATH and the
-        partition exists (in SLURM's words when it does not)."""
+        """What SLURM can refuse, asked before anything is written or submitted: sbatch is on PATH, the
+        partition exists (in SLURM's words when it does not) and sbatch would take the array."""
         for tool in ("sbatch", "srun", "scontrol"):
             if shutil.which(tool) is None:
                 raise ConfigError(f"--backend slurm needs SLURM's {tool} on PATH; it is not there (is this a SLURM "
@@ -95,20 +96,41 @@ class SlurmLauncher:
                                     text=True, timeout=60)
             if answer.returncode != 0 or not answer.stdout.strip():
                 said = (answer.stdout + answer.stderr).strip().splitlines()
-                raise ConfigError(f"--partition {self.partition}: SLURM says {said[0] if said else 'no such partition'!r}; "
-                                  f"partitions here: {', '.join(_partitions()) or 'none listed'}.")
+                raise ConfigError(_unreachable(said) or f"--partition {self.partition}: SLURM says "
+                                  f"{said[0] if said else 'no such partition'!r}; partitions here: "
+                                  f"{', '.join(_partitions()) or 'none listed'}.")
+        self.test_submission()
 
-    def executor(self):
-        """The submitit executor with this launcher's resources (no sbatch text of ours)."""
-        import submitit
-
-        executor = submitit.SlurmExecutor(folder=slurm_dir(self.results_dir), max_num_timeout=MAX_TIMEOUT_REQUEUES)
+    def parameters(self) -> dict:
+        """The array's resources in submitit's words (no sbatch text of ours)."""
         parameters = dict(job_name=f"harness-{self.sweep}", time=self.time_min, nodes=1,
                           ntasks_per_node=self.tasks_per_element, cpus_per_task=self.cpus,
                           gpus_per_node=self.gpus or None, mem=self.mem, partition=self.partition,
                           account=self.account, qos=self.qos, array_parallelism=self.array_parallelism)
-        executor.update_parameters(**{k: v for k, v in parameters.items() if v is not None})
+        return {k: v for k, v in parameters.items() if v is not None}
+
+    def executor(self):
+        """The submitit executor with this launcher's resources."""
+        import submitit
+
+        executor = submitit.SlurmExecutor(folder=slurm_dir(self.results_dir), max_num_timeout=MAX_TIMEOUT_REQUEUES)
+        executor.update_parameters(**self.parameters())
         return executor
+
+    def test_submission(self) -> None:
+        """Ask sbatch whether it would take this array (`sbatch --test-only` on the script submitit would write,
+        in a temporary folder), so a request SLURM refuses fails before anything is written or left in slurm/."""
+        import tempfile
+
+        from submitit.slurm.slurm import _make_sbatch_string
+
+        with tempfile.TemporaryDirectory() as folder:
+            script = Path(folder) / "test.sh"
+            script.write_text(_make_sbatch_string(command="true", folder=folder, map_count=self.workers, **self.parameters()))
+            answer = subprocess.run(["sbatch", "--test-only", str(script)], capture_output=True, text=True, timeout=60)
+        if answer.returncode != 0:
+            said = [line.strip() for line in (answer.stderr + answer.stdout).splitlines() if line.strip()]
+            raise ConfigError(_unreachable(said) or f"sbatch refused the job: {said[-1] if said else 'no reason given'}")
 
     def submit(self) -> list[str]:
         """Submit the array; its job ids (`ID_I` per element, or `ID` for one)."""
@@ -119,10 +141,14 @@ class SlurmLauncher:
         task = SweepTask(self.results_dir, self.sweep, tasks_per_gpu=self.tasks_per_gpu, retries=self.retries,
                          stale_after=self.stale_after, worker_args=self.worker_args)
         executor = self.executor()
+        folder = slurm_dir(self.results_dir)
+        before = set(os.listdir(folder)) if folder.is_dir() else set()
         try:
             with executor.batch():  # one array of identical elements: SLURM's environment tells them apart
                 jobs = [executor.submit(task) for _ in range(self.workers)]
         except (FailedJobError, FailedSubmissionError) as error:
+            for name in set(os.listdir(folder)) - before:  # the refused submission's script and pickles
+                (folder / name).unlink(missing_ok=True)
             lines = [line.strip() for line in str(error).splitlines() if "error" in line.lower()]
             raise ConfigError(f"sbatch refused the job: {lines[-1] if lines else str(error).strip()}") from None
         return [job.job_id for job in jobs]
@@ -187,6 +213,15 @@ def queued(job_ids: Sequence[str]) -> bool:
     answer = subprocess.run(["squeue", "-h", "-o", "%i", "-j", ",".join(sorted({j.split("_")[0] for j in job_ids}))],
                             capture_output=True, text=True, timeout=60)
     return answer.returncode == 0 and bool(answer.stdout.strip())
+
+
+def _unreachable(said: Sequence[str]) -> str | None:
+    """The error for a controller SLURM's tools cannot reach (not the request's fault), or None."""
+    cause = next((line for line in said if "contact slurm controller" in line.lower() or "connection refused" in line.lower()), None)
+    if cause is None:
+        return None
+    return (f"SLURM's controller cannot be reached ({cause}); is slurmctld running, and does SLURM_CONF point at "
+            "this cluster's slurm.conf?")
 
 
 def _partitions() -> list[str]:
