@@ -218,6 +218,7 @@ class DynamicTanh(Component):
 
 
 DYT_INIT = {"alpha": Constant(0.5), "weight": NORM_SCALE, "bias": ZEROS}
+THROWAWAY = "dyt_of_this_test"  # a name the product will not register (a shipped "dyt" would clash)
 
 
 def _run_checks_on(value: str) -> int:
@@ -230,13 +231,14 @@ def _run_checks_on(value: str) -> int:
 
 
 def test_a_norm_with_its_own_init_registered_in_a_test_passes_the_registry_checks():
-    with registry.registered(registry.NORMS, "dyt", registry.Component(dyt, DynamicTanh, init=DYT_INIT)):
-        assert ModelConfig(norm="dyt").norm == "dyt"  # valid once registered
-        assert _run_checks_on("dyt") >= 1 + len(registry.QK_NORM_WIDTH) * len(registry.QK_NORM_PLACEMENTS)
-        alphas = [p for name, p in build_model(ModelConfig(**BASE, norm="dyt")).named_parameters() if "alpha" in name]
+    with registry.registered(registry.NORMS, THROWAWAY, registry.Component(dyt, DynamicTanh, init=DYT_INIT)):
+        assert ModelConfig(norm=THROWAWAY).norm == THROWAWAY  # valid once registered
+        assert _run_checks_on(THROWAWAY) >= 1 + len(registry.QK_NORM_WIDTH) * len(registry.QK_NORM_PLACEMENTS)
+        model = build_model(ModelConfig(**BASE, norm=THROWAWAY))
+        alphas = [param for name, param in model.named_parameters() if name.endswith("alpha")]
         assert len(alphas) == 2 * BASE["n_layers"] + 1 and all(p.item() == 0.5 for p in alphas)
-    with pytest.raises(ConfigError, match="dyt"):
-        ModelConfig(norm="dyt")  # and gone afterwards
+    with pytest.raises(ConfigError, match=THROWAWAY):
+        ModelConfig(norm=THROWAWAY)  # and gone afterwards
 
 
 def _alpha_declared_as_one(cfg, width):
@@ -286,15 +288,16 @@ class _DetachesAlpha(DynamicTanh):  # α never learns
         "no-gradient"])
 def test_the_registry_checks_catch_a_broken_copy(params, module, init, failure):
     """Each check fails for the copy of the norm that breaks what it guards."""
-    with registry.registered(registry.NORMS, "dyt", registry.Component(params, module, init=init)):
+    with registry.registered(registry.NORMS, THROWAWAY, registry.Component(params, module, init=init)):
         with pytest.raises(AssertionError, match=failure):
-            _run_checks_on("dyt")
+            _run_checks_on(THROWAWAY)
 
 
 def test_a_declared_tensor_without_a_documented_init_is_refused():
-    with registry.registered(registry.NORMS, "dyt", registry.Component(dyt, DynamicTanh, init={"weight": NORM_SCALE})):
+    partly_documented = registry.Component(dyt, DynamicTanh, init={"weight": NORM_SCALE})
+    with registry.registered(registry.NORMS, THROWAWAY, partly_documented):
         with pytest.raises(TypeError, match="declares alpha, bias without a documented init"):
-            decoder.decoder(ModelConfig(**BASE, norm="dyt"), decoder.documented)
+            decoder.decoder(ModelConfig(**BASE, norm=THROWAWAY), decoder.documented)
 
 
 def test_a_parameter_without_declaration_is_refused():
