@@ -28,10 +28,15 @@ def check_choice(owner: str, field: str, value: Any, options: Iterable[str]) -> 
     )
 
 
+def invalid(owner: str, field: str, value: Any, requirement: str) -> ConfigError:
+    """The error for `owner.field=value`; `requirement` says what would be valid."""
+    return ConfigError(f"{owner}.{field}={value!r} is invalid: {requirement}.")
+
+
 def check(condition: bool, owner: str, field: str, value: Any, requirement: str) -> None:
     """Raise ConfigError naming field and value unless `condition` holds; `requirement` says what would."""
     if not condition:
-        raise ConfigError(f"{owner}.{field}={value!r} is invalid: {requirement}.")
+        raise invalid(owner, field, value, requirement)
 
 
 def check_positive(owner: str, field: str, value: Any, allow_none: bool = False, allow_zero: bool = False) -> None:
@@ -60,6 +65,12 @@ def literal_options(cls: type, field: str) -> tuple[str, ...]:
 @functools.cache
 def _type_hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
+
+
+@functools.cache  # asked for every field of every config built
+def field_type(cls: type, field: str) -> tuple[Any, bool]:
+    """(underlying type, optional?) of field `field`'s annotation, e.g. (int, True) for `int | None`."""
+    return _base_type(_type_hints(cls)[field])
 
 
 def _base_type(hint: Any) -> tuple[Any, bool]:

@@ -9,25 +9,27 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Iterable, Literal
 
-from harness.config.base import ConfigBase, check, check_choice, check_int, check_positive
+from harness.config.base import ConfigBase, check, check_choice, check_int, check_positive, field_type
+from harness.config.rules import Rule, check_rules, only_when
 from harness.model import registry
 
-# The Literal types document the values for readers and type checkers; the valid values are the registry's
-# (harness/model/registry.py), and a test keeps the two equal.
-Mlp = Literal["relu", "gelu", "swiglu", "geglu"]
-Norm = Literal["layernorm", "rmsnorm", "rmsnorm_noweight"]
-NormPosition = Literal["pre", "post", "sandwich", "reordered", "parallel", "parallel_two_norms"]
-QKNorm = Literal["none", "layernorm", "rmsnorm", "rmsnorm_noweight"]
-QKNormScope = Literal["head", "full"]
-QKNormPlacement = Literal["pre_rope", "irope"]
-Positions = Literal["rope", "nope", "learned"]
-RopeType = Literal["default", "llama3"]
-Bias = Literal["none", "qkv", "all"]
-GeluApproximate = Literal["none", "tanh"]
-MoeAuxLoss = Literal["assignment_share", "switch"]
-MoeTopkNorm = Literal["auto", "renormalize", "none"]
+# A switch's valid values are the keys of its registry table (harness/model/registry.py). These types are
+# derived from the tables, so registering a value is the only edit; validation reads the tables themselves,
+# so a value registered later (in a test, a user's file) is valid at once.
+Mlp = Literal[registry.options("mlp")]
+Norm = Literal[registry.options("norm")]
+NormPosition = Literal[registry.options("norm_position")]
+QKNorm = Literal[registry.options("qk_norm")]
+QKNormScope = Literal[registry.options("qk_norm_scope")]
+QKNormPlacement = Literal[registry.options("qk_norm_placement")]
+Positions = Literal[registry.options("positions")]
+RopeType = Literal[registry.options("rope_type")]
+Bias = Literal[registry.options("bias")]
+GeluApproximate = Literal[registry.options("gelu_approximate")]
+MoeAuxLoss = Literal[registry.options("moe_aux_loss")]
+MoeTopkNorm = Literal[registry.options("moe_topk_norm")]
 
 # Llama 3 RoPE fields and their defaults (Llama 3.1's values); only rope_type='llama3' reads them.
 LLAMA3_ROPE_DEFAULTS = {
@@ -36,6 +38,8 @@ LLAMA3_ROPE_DEFAULTS = {
     "rope_high_freq_factor": 4.0,
     "rope_original_max_seq_len": 8192,
 }
+MOE_FIELDS = ("moe_aux_loss", "moe_topk_norm", "moe_capacity_factor")
+ZERO_MEANS_OFF = ("nope_every", "global_every")  # int fields where 0 is valid (every other int is ≥ 1)
 
 
 def derived_d_ff(d_model: int, mlp: str, multiple_of: int) -> int:
@@ -45,6 +49,17 @@ def derived_d_ff(d_model: int, mlp: str, multiple_of: int) -> int:
     return 4 * d_model
 
 
+def divisors(n: int) -> str:
+    """The divisors of `n`, for messages: '1, 2, 4'."""
+    return ", ".join(str(k) for k in range(1, n + 1) if n % k == 0)
+
+
+def named(options: Iterable[str]) -> str:
+    """Options for a message: "'a', 'b' or 'c'"."""
+    quoted = [repr(option) for option in options]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
 def check_kept_kv_heads(current: dict, changes: dict) -> None:
     """`changes` set n_heads on a config (`current`, a dict of fields) whose explicit n_kv_heads stays: name
     n_heads, the field the caller set (validation alone cannot tell which of the two was set, and blamed
@@ -52,18 +67,63 @@ def check_kept_kv_heads(current: dict, changes: dict) -> None:
     n_heads, n_kv_heads = changes.get("n_heads"), current.get("n_kv_heads")
     if "n_kv_heads" in changes or n_kv_heads is None or type(n_heads) is not int or n_heads < 1:
         return  # n_kv_heads follows n_heads, or the values are checked (and named) by __post_init__
-    allowed = ", ".join(str(k) for k in range(1, n_heads + 1) if n_heads % k == 0)
     check(
         n_heads % n_kv_heads == 0,
         "ModelConfig", "n_heads", n_heads,
         f"it must be a multiple of n_kv_heads={n_kv_heads}, which the config keeps; set n_kv_heads as well "
-        f"(n_heads={n_heads} allows n_kv_heads {allowed})",
+        f"(n_heads={n_heads} allows n_kv_heads {divisors(n_heads)})",
     )
+
+
+def _odd_head_dim(cfg: ModelConfig) -> str:
+    derived = cfg.d_model % cfg.n_heads == 0 and cfg.head_dim == cfg.d_model // cfg.n_heads
+    origin = f" (derived: d_model/n_heads = {cfg.d_model}/{cfg.n_heads})" if derived else ""
+    others = named(p for p in registry.POSITIONS if p != "rope")
+    return f"RoPE rotates channel pairs, so head_dim{origin} must be even (or use positions={others})"
+
+
+def _qk_norm_set(cfg: ModelConfig) -> str:
+    return f"only applies when qk_norm is set (to {named(registry.NORMS)})"
+
+
+def _on_qk_norm_and_rope(cfg: ModelConfig) -> str:
+    return (f"{cfg.qk_norm_placement!r} places the QK-norm relative to RoPE: it needs qk_norm set (to "
+            f"{named(registry.NORMS)}) and positions='rope'")
+
+
+# ModelConfig's cross-field rules, checked in this order after the fields' own checks and the derivations. A
+# field that only means something beside another switch is an `only_when` row (with a setting that enables
+# it, which the registry tests use); a new field needs at most one row here.
+RULES: tuple[Rule, ...] = (
+    Rule("n_kv_heads", lambda c: c.n_heads % c.n_kv_heads == 0,
+         lambda c: f"n_heads={c.n_heads} must be divisible by n_kv_heads (valid: {divisors(c.n_heads)})"),
+    Rule("head_dim", lambda c: c.positions != "rope" or c.head_dim % 2 == 0, _odd_head_dim),
+    Rule("moe_top_k", lambda c: not c.is_moe or c.moe_top_k <= c.n_experts,
+         lambda c: f"must be ≤ n_experts={c.n_experts}"),
+    only_when("nope_every", lambda c: c.positions == "rope",
+              "interleaved NoPE layers only make sense with positions='rope'", {"positions": "rope"}),
+    only_when("global_every", lambda c: c.sliding_window is not None, "needs sliding_window to be set",
+              {"sliding_window": 4}),
+    only_when("qk_norm_scope", lambda c: c.qk_norm != "none", _qk_norm_set, {"qk_norm": "rmsnorm"}),
+    only_when("qk_norm_placement", lambda c: c.qk_norm != "none" and c.positions == "rope", _on_qk_norm_and_rope,
+              {"qk_norm": "rmsnorm", "positions": "rope"}),
+    only_when("rope_type", lambda c: c.positions == "rope", "RoPE scaling needs positions='rope'",
+              {"positions": "rope"}),
+    *(only_when(name, lambda c: c.rope_type == "llama3", "only applies with rope_type='llama3'",
+                {"rope_type": "llama3"}) for name in LLAMA3_ROPE_DEFAULTS),
+    Rule("rope_high_freq_factor", lambda c: c.rope_high_freq_factor > c.rope_low_freq_factor,
+         lambda c: f"must exceed rope_low_freq_factor={c.rope_low_freq_factor} (Llama 3 blends between the two)"),
+    *(only_when(name, lambda c: c.is_moe, "only applies to a mixture of experts (n_experts > 1)",
+                {"n_experts": 4}) for name in MOE_FIELDS),
+)
 
 
 @dataclass(frozen=True)
 class ModelConfig(ConfigBase):
-    """One decoder-only transformer. See README's switch table for what each field means."""
+    """One decoder-only transformer. See README's switch table for what each field means.
+
+    Validation: every field by its type (ints ≥ 1, floats positive and finite, bools, switch values from the
+    registry; `| None` allows None), then the derived fields, then the cross-field `RULES`."""
 
     vocab_size: int = 4096
     d_model: int = 128
@@ -111,102 +171,40 @@ class ModelConfig(ConfigBase):
 
     def __post_init__(self) -> None:
         self.store_floats()
-        name = type(self).__name__
-        int_fields = ("vocab_size", "d_model", "n_layers", "n_heads", "max_seq_len", "n_experts", "ffn_multiple_of")
-        for field in (*int_fields, "rope_original_max_seq_len"):
-            check_int(name, field, getattr(self, field))
-        for field in ("n_kv_heads", "head_dim", "d_ff", "sliding_window"):
-            check_int(name, field, getattr(self, field), allow_none=True)
-        for field in ("moe_top_k",):
-            check_int(name, field, getattr(self, field))
-        for field in ("nope_every", "global_every"):
-            check_int(name, field, getattr(self, field), minimum=0)
-        for field, table in registry.tables().items():
-            check_choice(name, field, getattr(self, field), tuple(table))
-        optional_positive = ("attn_softcap", "final_softcap", "attn_scale", "moe_capacity_factor")
-        for field in optional_positive:
-            check_positive(name, field, getattr(self, field), allow_none=True)
-        positive = ("norm_eps", "rope_theta", "init_std", "rope_scaling_factor", "rope_low_freq_factor",
-                    "rope_high_freq_factor")
-        for field in positive:
-            check_positive(name, field, getattr(self, field))
-        for field in (*optional_positive, *positive):
-            value = getattr(self, field)
-            check(value is None or math.isfinite(value), name, field, value, "must be finite")
-        for field in ("attn_sinks", "tie_embeddings", "scaled_init", "norm_unit_offset", "scale_embeddings"):
-            check(isinstance(getattr(self, field), bool), name, field, getattr(self, field), "must be true or false")
+        self._check_fields()
+        self._derive()
+        check_rules(self, RULES)
 
-        if self.n_kv_heads is None:
-            object.__setattr__(self, "n_kv_heads", self.n_heads)
-        check(
-            self.n_heads % self.n_kv_heads == 0,
-            name, "n_kv_heads", self.n_kv_heads,
-            f"n_heads={self.n_heads} must be divisible by n_kv_heads (valid: "
-            f"{', '.join(str(k) for k in range(1, self.n_heads + 1) if self.n_heads % k == 0)})",
-        )
-        head_dim_origin = ""
+    def _check_fields(self) -> None:
+        """Each field on its own, by its annotation; a switch's value against its registry table."""
+        name = type(self).__name__
+        tables = registry.tables()
+        for field in self.field_names():
+            value = getattr(self, field)
+            kind, optional = field_type(type(self), field)
+            if field in tables:
+                check_choice(name, field, value, tuple(tables[field]))
+            elif kind is int:
+                check_int(name, field, value, minimum=0 if field in ZERO_MEANS_OFF else 1, allow_none=optional)
+            elif kind is float:
+                check_positive(name, field, value, allow_none=optional)
+                check(value is None or math.isfinite(value), name, field, value, "must be finite")
+            elif kind is bool:
+                check(isinstance(value, bool), name, field, value, "must be true or false")
+            else:  # a field nothing here checks (a Literal with no registry table, a str, …) would go unvalidated
+                raise TypeError(f"{name}.{field}: no check for its type {kind!r}")
+
+    def _derive(self) -> None:
+        """Resolve the fields left to derivation (None): n_kv_heads, head_dim and d_ff."""
         if self.head_dim is None:
             check(
                 self.d_model % self.n_heads == 0,
-                name, "n_heads", self.n_heads,
+                type(self).__name__, "n_heads", self.n_heads,
                 f"d_model={self.d_model} must be divisible by n_heads, or set head_dim explicitly",
             )
-            object.__setattr__(self, "head_dim", self.d_model // self.n_heads)
-            head_dim_origin = f" (derived: d_model/n_heads = {self.d_model}/{self.n_heads})"
-        if self.positions == "rope":
-            check(
-                self.head_dim % 2 == 0,
-                name, "head_dim", self.head_dim,
-                f"RoPE rotates channel pairs, so head_dim{head_dim_origin} must be even "
-                "(or use positions='nope'/'learned')",
-            )
-        if self.d_ff is None:
-            object.__setattr__(self, "d_ff", derived_d_ff(self.d_model, self.mlp, self.ffn_multiple_of))
-        check(
-            self.moe_top_k <= self.n_experts or self.n_experts == 1,
-            name, "moe_top_k", self.moe_top_k, f"must be ≤ n_experts={self.n_experts}",
-        )
-        check(
-            self.nope_every == 0 or self.positions == "rope",
-            name, "nope_every", self.nope_every, "interleaved NoPE layers only make sense with positions='rope'",
-        )
-        check(
-            self.global_every == 0 or self.sliding_window is not None,
-            name, "global_every", self.global_every, "needs sliding_window to be set",
-        )
-        check(
-            self.qk_norm != "none" or self.qk_norm_scope == "head",
-            name, "qk_norm_scope", self.qk_norm_scope, "only applies when qk_norm is 'rmsnorm' or 'layernorm'",
-        )
-        self._check_rope_and_moe(name)
-
-    def _check_rope_and_moe(self, name: str) -> None:
-        """Fields that only mean something beside another switch must not be set without it."""
-        check(
-            self.qk_norm_placement == "pre_rope" or (self.qk_norm != "none" and self.positions == "rope"),
-            name, "qk_norm_placement", self.qk_norm_placement,
-            "'irope' normalizes q and k after RoPE on RoPE layers: it needs qk_norm set and positions='rope'",
-        )
-        check(
-            self.rope_type == "default" or self.positions == "rope",
-            name, "rope_type", self.rope_type, "RoPE scaling needs positions='rope'",
-        )
-        for field, default in LLAMA3_ROPE_DEFAULTS.items():
-            check(
-                self.rope_type == "llama3" or getattr(self, field) == default,
-                name, field, getattr(self, field), "only applies with rope_type='llama3'",
-            )
-        check(
-            self.rope_high_freq_factor > self.rope_low_freq_factor,
-            name, "rope_high_freq_factor", self.rope_high_freq_factor,
-            f"must exceed rope_low_freq_factor={self.rope_low_freq_factor} (Llama 3 blends between the two)",
-        )
-        moe_fields = {"moe_aux_loss": "assignment_share", "moe_topk_norm": "auto", "moe_capacity_factor": None}
-        for field, default in moe_fields.items():
-            check(
-                self.is_moe or getattr(self, field) == default,
-                name, field, getattr(self, field), "only applies to a mixture of experts (n_experts > 1)",
-            )
+        for field, value in self._derivations().items():
+            if getattr(self, field) is None:
+                object.__setattr__(self, field, value)
 
     def replace(self, **changes):
         """A copy with some fields changed. A derived field still at its derived value (n_kv_heads = n_heads,

@@ -1,25 +1,13 @@
 """`Component`: a module whose parameters are declared torch-free (`harness.model.spec`) and which
-initializes itself from that declaration, so no list of module types is needed anywhere else."""
+initializes itself from that declaration (each declared `Init` fills its own tensor), so no list of module
+types or init kinds is needed anywhere else."""
 
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-from harness.model.spec.params import Init, Params
-
-
-@torch.no_grad()
-def initialize(tensor: torch.Tensor, init: Init) -> None:
-    """Fill `tensor` in place as `init` says (normal draws, then the scale, as GPT-2's scaled init does)."""
-    if init.kind == "ones":
-        tensor.fill_(1.0)
-    elif init.kind == "zeros":
-        tensor.zero_()
-    else:
-        tensor.normal_(0.0, init.std)
-        if init.scale != 1.0:
-            tensor.mul_(init.scale)
+from harness.model.spec.params import Params
 
 
 class Component(nn.Module):
@@ -35,10 +23,12 @@ class Component(nn.Module):
             if "." not in name and self._parameters.get(name) is None:
                 self.register_parameter(name, nn.Parameter(torch.empty(param.shape)))
 
+    @torch.no_grad()
     def reset_parameters(self) -> None:
-        """Initialize every declared tensor (own and of plain sub-layers), in declaration order."""
+        """Initialize every declared tensor (own and of plain sub-layers), in declaration order, each by its
+        declared `Init`."""
         for name, param in self.declared.items():
-            initialize(self.get_parameter(name), param.init)
+            param.init.fill(self.get_parameter(name))
 
 
 class TorchLayerComponent(Component):

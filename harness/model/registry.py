@@ -1,29 +1,60 @@
-"""The one place that maps every named switch value of `ModelConfig` to what implements it. Torch-free.
+"""The one place that maps every named switch value of `ModelConfig` to what implements it, and that says how
+every tensor of the model starts. Torch-free.
 
 Each entry names its torch module lazily ("package.module:Name", imported only when a model is built) next
-to its torch-free parameter declaration (`harness.model.spec`), so `harness.calc` and config validation read
-the same tables without importing torch. A value is valid for `ModelConfig` iff it is registered here; the
-registry tests iterate these tables, so a new entry is tested without editing a test. The recipe for adding
-a value is in docs/internals.md ("Adding a switch value").
+to its torch-free parameter declaration (`harness.model.spec`) and its documented init (`Part.init`,
+docs/model.md's rules as data), so `harness.calc` and config validation read the same tables without
+importing torch. A value is valid for `ModelConfig` iff it is registered here; the registry tests iterate
+these tables and compare every declaration with its entry's documented init, so a new entry is tested
+without editing a test. The parts every model has whichever switch values it uses (attention, embeddings,
+the MoE router and experts) are declared and documented here too. The recipe for adding a value is in
+docs/internals.md ("Adding a switch value").
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Mapping
 
-from harness.model.spec import mlp, norms, positions
+from harness.model.spec import attention, embeddings, mlp, norms, positions
 from harness.model.spec.attention import QK_NORM_WIDTH
-from harness.model.spec.params import BIAS, Params
+from harness.model.spec.inits import NORM_SCALE, RESIDUAL, WEIGHT, ZEROS, InitRule
+from harness.model.spec.params import BIAS, Params, linear_init
 
 
 @dataclass(frozen=True)
-class Component:
-    """A switch value's torch-free declaration `params(cfg, ...) -> Params` and its module ("pkg.mod:Class")."""
+class Part:
+    """A component's torch-free declaration `params(cfg, ...) -> Params` and its documented init: tensor name
+    → how it starts (a rule of `harness.model.spec.inits`, or a fixed `Init` such as `Constant(0.5)`). A name
+    the declaration leaves out for some configs (a bias) is fine; a declared tensor the init does not name is
+    an error. `init` takes no part in equality or hashing (calc caches declarations by entry, and the
+    declaration alone decides them)."""
 
     params: Callable[..., Params]
+    init: Mapping[str, InitRule] = field(kw_only=True, compare=False)
+
+    def declared(self, cfg: Any, *args: Any) -> Params:
+        """The declaration for `cfg` and the part's further arguments (a norm's width, ...)."""
+        return self.params(cfg, *args)
+
+    def documented(self, cfg: Any, *args: Any) -> Params:
+        """The declared tensors, each with the init this entry documents for `cfg`: equal to
+        `declared(cfg, *args)` iff the declaration starts every tensor as documented."""
+        params = self.params(cfg, *args)
+        undocumented = ", ".join(name for name in params if name not in self.init)
+        if undocumented:
+            raise TypeError(f"{self.params.__qualname__} declares {undocumented} without a documented init")
+        return {name: dataclasses.replace(param, init=self.init[name].for_config(cfg))
+                for name, param in params.items()}
+
+
+@dataclass(frozen=True)
+class Component(Part):
+    """A switch value's part and its module ("pkg.mod:Class")."""
+
     module: str | type  # a class itself for components defined outside the package (a test, a user's file)
 
     def build(self, cfg: Any, *args: Any) -> Any:
@@ -58,10 +89,23 @@ def resolve(path: str | Any) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+# The parts every model has; no switch picks them, so the model builds their modules directly.
+ATTENTION = Part(attention.projections, init={
+    "sinks": WEIGHT,
+    **linear_init("q_proj", WEIGHT), **linear_init("k_proj", WEIGHT), **linear_init("v_proj", WEIGHT),
+    **linear_init("o_proj", RESIDUAL),
+})
+TOKEN_EMBEDDING = Part(embeddings.token_embedding, init={"weight": WEIGHT})
+LM_HEAD = Part(embeddings.lm_head, init={"weight": WEIGHT})
+MOE_ROUTER = Part(mlp.router, init=linear_init("router", WEIGHT))
+EXPERTS = Part(mlp.experts, init={"gate_proj": WEIGHT, "up_proj": WEIGHT, "down_proj": RESIDUAL})
+
 NORMS: dict[str, Component] = {
-    "layernorm": Component(norms.layernorm, "harness.model.norms:LayerNorm"),
-    "rmsnorm": Component(norms.rmsnorm, "harness.model.norms:RMSNorm"),
-    "rmsnorm_noweight": Component(norms.rmsnorm_noweight, "harness.model.norms:RMSNormNoWeight"),
+    "layernorm": Component(
+        norms.layernorm, "harness.model.norms:LayerNorm", init={"weight": NORM_SCALE, "bias": ZEROS}
+    ),
+    "rmsnorm": Component(norms.rmsnorm, "harness.model.norms:RMSNorm", init={"weight": NORM_SCALE}),
+    "rmsnorm_noweight": Component(norms.rmsnorm_noweight, "harness.model.norms:RMSNormNoWeight", init={}),
 }
 
 NORM_POSITIONS: dict[str, Placement] = {
@@ -75,18 +119,20 @@ NORM_POSITIONS: dict[str, Placement] = {
     "parallel_two_norms": Placement("harness.model.block:ParallelBlock", ("norm_attn_in", "norm_mlp_in")),  # GPT-NeoX
 }
 
+DENSE_INIT = linear_init("up_proj", WEIGHT) | linear_init("down_proj", RESIDUAL)
+GATED_INIT = linear_init("gate_proj", WEIGHT) | DENSE_INIT
 MLPS: dict[str, Mlp] = {
-    "relu": Mlp(mlp.dense, "harness.model.mlp:DenseMLP", activation="relu"),
-    "gelu": Mlp(mlp.dense, "harness.model.mlp:DenseMLP", activation="gelu"),
-    "swiglu": Mlp(mlp.gated, "harness.model.mlp:GatedMLP", activation="silu", gated=True),
-    "geglu": Mlp(mlp.gated, "harness.model.mlp:GatedMLP", activation="gelu", gated=True),
+    "relu": Mlp(mlp.dense, "harness.model.mlp:DenseMLP", init=DENSE_INIT, activation="relu"),
+    "gelu": Mlp(mlp.dense, "harness.model.mlp:DenseMLP", init=DENSE_INIT, activation="gelu"),
+    "swiglu": Mlp(mlp.gated, "harness.model.mlp:GatedMLP", init=GATED_INIT, activation="silu", gated=True),
+    "geglu": Mlp(mlp.gated, "harness.model.mlp:GatedMLP", init=GATED_INIT, activation="gelu", gated=True),
 }
 GELU_APPROXIMATE: dict[str, str] = {"none": "none", "tanh": "tanh"}  # ModelConfig value → F.gelu argument
 
 POSITIONS: dict[str, Component] = {
-    "rope": Component(positions.none, "harness.model.positions:RotaryPositions"),
-    "nope": Component(positions.none, "harness.model.positions:NoPositions"),
-    "learned": Component(positions.learned, "harness.model.positions:LearnedPositions"),
+    "rope": Component(positions.none, "harness.model.positions:RotaryPositions", init={}),
+    "nope": Component(positions.none, "harness.model.positions:NoPositions", init={}),
+    "learned": Component(positions.learned, "harness.model.positions:LearnedPositions", init={"weight": WEIGHT}),
 }
 # rope_type → inverse-frequency function (head_dim, cfg) -> (D/2,) tensor.
 ROPE_TYPES: dict[str, str] = {

@@ -14,10 +14,7 @@ from harness.model.component import Component
 from harness.model.embeddings import LMHead, TokenEmbedding
 from harness.model.moe import Experts, MixtureOfExperts
 from harness.model.softcap import soft_cap
-from harness.model.spec import attention as attention_spec
 from harness.model.spec import decoder as spec
-from harness.model.spec import embeddings as embeddings_spec
-from harness.model.spec import mlp as mlp_spec
 
 
 def build_norm(cfg: ModelConfig, width: int, kind: str | None = None) -> nn.Module:
@@ -38,13 +35,13 @@ def build_mlp(cfg: ModelConfig) -> nn.Module:
     kind = registry.MLPS[cfg.mlp]
     if not cfg.is_moe:
         return kind.build(cfg)
-    experts = Experts(cfg, mlp_spec.experts(cfg, kind.gated))
-    return MixtureOfExperts(cfg, mlp_spec.router(cfg), experts)
+    experts = Experts(cfg, registry.EXPERTS.declared(cfg, kind.gated))
+    return MixtureOfExperts(cfg, registry.MOE_ROUTER.declared(cfg), experts)
 
 
 def build_block(cfg: ModelConfig, layer: int) -> nn.Module:
     """Layer `layer`: attention and MLP, with norms in the slots `cfg.norm_position` names."""
-    attn = Attention(cfg, layer, attention_spec.projections(cfg), *build_qk_norms(cfg, layer))
+    attn = Attention(cfg, layer, registry.ATTENTION.declared(cfg), *build_qk_norms(cfg, layer))
     placement = registry.NORM_POSITIONS[cfg.norm_position]
     norms = {slot: build_norm(cfg, cfg.d_model) for slot in placement.slots}
     return registry.resolve(placement.module)(attn, build_mlp(cfg), norms)
@@ -59,19 +56,19 @@ class Transformer(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.cfg = cfg
-        self.tok_emb = TokenEmbedding(cfg, embeddings_spec.token_embedding(cfg))
+        self.tok_emb = TokenEmbedding(cfg, registry.TOKEN_EMBEDDING.declared(cfg))
         self.pos_emb = registry.POSITIONS[cfg.positions].build(cfg)
         self.layers = nn.ModuleList(build_block(cfg, i) for i in range(cfg.n_layers))
         final_norm = registry.NORM_POSITIONS[cfg.norm_position].final_norm
         self.final_norm = build_norm(cfg, cfg.d_model) if final_norm else nn.Identity()
-        self.lm_head = None if cfg.tie_embeddings else LMHead(cfg, embeddings_spec.lm_head(cfg))
+        self.lm_head = None if cfg.tie_embeddings else LMHead(cfg, registry.LM_HEAD.declared(cfg))
         self.aux_loss = torch.zeros(())
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Every component initializes the tensors it declares, in module order; see
-        `harness.model.spec.params` for the rules (normal(init_std), output projections / sqrt(2·n_layers),
-        zero biases, identity norms)."""
+        `harness.model.spec.inits` for the rules (normal(init_std), output projections / sqrt(2·n_layers),
+        zero biases, identity norms) and `harness.model.registry` for what each component documents."""
         declared: set[str] = set()
         for prefix, module in self.named_modules():
             if isinstance(module, Component):

@@ -1,26 +1,31 @@
-"""The declaration of a whole decoder, assembled from its components' declarations through the registry.
+"""The declaration of a whole decoder, assembled from its parts' declarations through the registry.
 
 Names are full parameter names (docs/internals.md), so `decoder(cfg)` equals `build_model(cfg)`'s
-`named_parameters()` in names, shapes and initialization; calc counts from it.
+`named_parameters()` in names, shapes and initialization; calc counts from it. Every function takes the
+`view` it reads each registry part through: `declared` (the default: the part's declaration) or
+`documented` (the same tensors, each with the init the part's registry entry documents; the registry tests
+compare the two).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from harness.model import registry
 from harness.model.spec import attention as attention_spec
-from harness.model.spec import embeddings as embeddings_spec
-from harness.model.spec import mlp as mlp_spec
 from harness.model.spec.params import Params, prefixed
 
 if TYPE_CHECKING:
     from harness.config.model import ModelConfig
 
+View = Callable[..., Params]  # (part, cfg, *args) -> Params
+declared: View = registry.Part.declared
+documented: View = registry.Part.documented
 
-def norm(cfg: ModelConfig, width: int, kind: str | None = None) -> Params:
+
+def norm(cfg: ModelConfig, width: int, kind: str | None = None, view: View = declared) -> Params:
     """A `kind` (default `cfg.norm`) norm over `width` channels."""
-    return registry.NORMS[kind or cfg.norm].params(cfg, width)
+    return view(registry.NORMS[kind or cfg.norm], cfg, width)
 
 
 def qk_norm_widths(cfg: ModelConfig, layer: int) -> tuple[int, int] | None:
@@ -31,50 +36,50 @@ def qk_norm_widths(cfg: ModelConfig, layer: int) -> tuple[int, int] | None:
     return width(cfg, cfg.n_heads), width(cfg, cfg.n_kv_heads)
 
 
-def attention(cfg: ModelConfig, layer: int) -> Params:
+def attention(cfg: ModelConfig, layer: int, view: View = declared) -> Params:
     """Projections, sinks and the q/k norms of `layer`."""
-    params = attention_spec.projections(cfg)
+    params = view(registry.ATTENTION, cfg)
     widths = qk_norm_widths(cfg, layer)
     if widths is not None:
-        params |= prefixed("q_norm", norm(cfg, widths[0], cfg.qk_norm))
-        params |= prefixed("k_norm", norm(cfg, widths[1], cfg.qk_norm))
+        params |= prefixed("q_norm", norm(cfg, widths[0], cfg.qk_norm, view))
+        params |= prefixed("k_norm", norm(cfg, widths[1], cfg.qk_norm, view))
     return params
 
 
-def ffn(cfg: ModelConfig) -> Params:
+def ffn(cfg: ModelConfig, view: View = declared) -> Params:
     """The MLP sublayer: one MLP of `cfg.mlp`'s kind, or a router and experts of that kind."""
     kind = registry.MLPS[cfg.mlp]
     if not cfg.is_moe:
-        return kind.params(cfg)
-    return mlp_spec.router(cfg) | prefixed("experts", mlp_spec.experts(cfg, kind.gated))
+        return view(kind, cfg)
+    return view(registry.MOE_ROUTER, cfg) | prefixed("experts", view(registry.EXPERTS, cfg, kind.gated))
 
 
-def block(cfg: ModelConfig, layer: int) -> Params:
+def block(cfg: ModelConfig, layer: int, view: View = declared) -> Params:
     """Block `layer`: attention, MLP sublayer and the norms of its placement's slots."""
-    params = prefixed("attn", attention(cfg, layer)) | prefixed("mlp", ffn(cfg))
+    params = prefixed("attn", attention(cfg, layer, view)) | prefixed("mlp", ffn(cfg, view))
     for slot in registry.NORM_POSITIONS[cfg.norm_position].slots:
-        params |= prefixed(slot, norm(cfg, cfg.d_model))
+        params |= prefixed(slot, norm(cfg, cfg.d_model, view=view))
     return params
 
 
-def embeddings(cfg: ModelConfig) -> Params:
+def embeddings(cfg: ModelConfig, view: View = declared) -> Params:
     """The token table and an untied LM head. The logits are a V×d matmul every token pays, charged to the
     table when tied."""
-    params = prefixed("tok_emb", embeddings_spec.token_embedding(cfg))
-    return params if cfg.tie_embeddings else params | prefixed("lm_head", embeddings_spec.lm_head(cfg))
+    params = prefixed("tok_emb", view(registry.TOKEN_EMBEDDING, cfg))
+    return params if cfg.tie_embeddings else params | prefixed("lm_head", view(registry.LM_HEAD, cfg))
 
 
-def final_norm(cfg: ModelConfig) -> Params:
+def final_norm(cfg: ModelConfig, view: View = declared) -> Params:
     """The norm after the last block, for every placement that needs one."""
-    return norm(cfg, cfg.d_model) if registry.NORM_POSITIONS[cfg.norm_position].final_norm else {}
+    return norm(cfg, cfg.d_model, view=view) if registry.NORM_POSITIONS[cfg.norm_position].final_norm else {}
 
 
-def decoder(cfg: ModelConfig) -> Params:
+def decoder(cfg: ModelConfig, view: View = declared) -> Params:
     """Every parameter of the model, by full name."""
-    head = embeddings(cfg)
+    head = embeddings(cfg, view)
     params = {"tok_emb.weight": head.pop("tok_emb.weight")}  # the table first and the head last: module order
-    params |= prefixed("pos_emb", registry.POSITIONS[cfg.positions].params(cfg))
+    params |= prefixed("pos_emb", view(registry.POSITIONS[cfg.positions], cfg))
     for layer in range(cfg.n_layers):
-        params |= prefixed(f"layers.{layer}", block(cfg, layer))
-    params |= prefixed("final_norm", final_norm(cfg))
+        params |= prefixed(f"layers.{layer}", block(cfg, layer, view))
+    params |= prefixed("final_norm", final_norm(cfg, view))
     return params | head

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.model.spec.params import ONES, ZEROS, Param, Params, has_bias
+from harness.model.spec.inits import NORM_SCALE, ZEROS
+from harness.model.spec.params import Param, Params, has_bias
 
 if TYPE_CHECKING:
     from harness.config.model import ModelConfig
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
 
 def scale(cfg: ModelConfig, width: int) -> Params:
     """γ: identity at init, i.e. ones, or zeros when it is stored as an offset from one (Gemma's 1 + w)."""
-    return {"weight": Param((width,), ZEROS if cfg.norm_unit_offset else ONES)}
+    return {"weight": Param((width,), NORM_SCALE.for_config(cfg))}
 
 
 def rmsnorm(cfg: ModelConfig, width: int) -> Params:

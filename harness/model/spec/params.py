@@ -1,33 +1,21 @@
 """Torch-free parameter declarations: the one description of a component's tensors.
 
-A component declares, next to its module, every tensor it owns: its shape, how it is initialized, and how
-many of its weights one token is multiplied by. `harness.calc` counts parameters and FLOPs from these
-declarations without torch; the module creates and initializes its parameters from the same ones, so the
-calculator cannot drift from the model.
+A component declares, next to its module, every tensor it owns: its shape, how it starts (an `Init` of
+`harness.model.spec.inits`), and how many of its weights one token is multiplied by. `harness.calc` counts
+parameters and FLOPs from these declarations without torch; the module creates and initializes its
+parameters from the same ones, so the calculator cannot drift from the model.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
+
+from harness.model.spec.inits import ZEROS, Init, InitRule
 
 if TYPE_CHECKING:
     from harness.config.model import ModelConfig
-
-InitKind = Literal["normal", "ones", "zeros"]
-
-
-@dataclass(frozen=True)
-class Init:
-    """How a tensor starts: normal(0, std) then times `scale` (GPT-2's scaled init), or all ones / zeros."""
-
-    kind: InitKind
-    std: float = 0.0
-    scale: float = 1.0
-
-
-ONES, ZEROS = Init("ones"), Init("zeros")
 
 
 @dataclass(frozen=True)
@@ -60,22 +48,17 @@ def has_bias(cfg: ModelConfig, part: str) -> bool:
     return part in BIAS[cfg.bias]
 
 
-def weight_init(cfg: ModelConfig) -> Init:
-    """Every weight matrix, embedding and sink logit: normal(0, init_std)."""
-    return Init("normal", cfg.init_std)
-
-
-def output_init(cfg: ModelConfig) -> Init:
-    """Projections that write into the residual stream: std / sqrt(2·n_layers) with scaled_init (GPT-2)."""
-    return Init("normal", cfg.init_std, 1 / math.sqrt(2 * cfg.n_layers) if cfg.scaled_init else 1.0)
-
-
 def linear(name: str, fan_in: int, fan_out: int, bias: bool, init: Init) -> Params:
     """An nn.Linear `name` (weight (out, in), bias zero-initialized when present)."""
     params = {f"{name}.weight": Param((fan_out, fan_in), init, matmul=fan_in * fan_out)}
     if bias:
         params[f"{name}.bias"] = Param((fan_out,), ZEROS)
     return params
+
+
+def linear_init(name: str, weight: InitRule) -> dict[str, InitRule]:
+    """The documented start of what `linear(name, …)` declares: its weight by `weight`, a bias at zero."""
+    return {f"{name}.weight": weight, f"{name}.bias": ZEROS}
 
 
 def prefixed(prefix: str, params: Params) -> Params:

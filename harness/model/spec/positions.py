@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.model.spec.params import Param, Params, weight_init
+from harness.model.spec.inits import WEIGHT
+from harness.model.spec.params import Param, Params
 
 if TYPE_CHECKING:
     from harness.config.model import ModelConfig
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
 
 def learned(cfg: ModelConfig) -> Params:
     """One vector per absolute position, added to the embeddings (a lookup, not a matmul)."""
-    return {"weight": Param((cfg.max_seq_len, cfg.d_model), weight_init(cfg))}
+    return {"weight": Param((cfg.max_seq_len, cfg.d_model), WEIGHT.for_config(cfg))}
 
 
 def none(cfg: ModelConfig) -> Params:

@@ -8,7 +8,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from harness.config import ConfigError, ModelConfig
-from harness.config.base import literal_options
+from harness.config.base import field_type, literal_options
+from harness.config.model import RULES
+from harness.config.rules import default
+from harness.model import registry
 
 LITERALS = ("mlp", "norm", "norm_position", "qk_norm", "qk_norm_scope", "qk_norm_placement", "positions", "rope_type",
             "bias", "gelu_approximate", "moe_aux_loss", "moe_topk_norm")
@@ -141,6 +144,43 @@ def test_kv_heads_must_divide_heads(n_heads, n_kv_heads):
 def test_cross_field_rules_name_the_field(changes, field):
     with pytest.raises(ConfigError, match=rf"ModelConfig\.{field}="):
         ModelConfig(**{**SMALL, **changes})
+
+
+def _other_value(field):
+    """A valid value of `field` other than its default: another registered option, the other bool, default + 2
+    for an int, twice the default (or 1.0 for None) for a float."""
+    value, (kind, _) = default(ModelConfig, field), field_type(ModelConfig, field)
+    if field in registry.tables():
+        return next(option for option in registry.options(field) if option != value)
+    if kind is bool:
+        return not value
+    if kind is int:
+        return (value or 0) + 2
+    return 1.0 if value is None else 2 * value
+
+
+def _disabling(setting, value):
+    """A value of `setting` under which a field it enables no longer applies: its default, or another value
+    where the default is the enabling one."""
+    return default(ModelConfig, setting) if default(ModelConfig, setting) != value else _other_value(setting)
+
+
+@pytest.mark.parametrize("rule", [rule for rule in RULES if rule.enabled_by], ids=lambda rule: rule.field)
+def test_a_field_that_only_applies_beside_another_needs_it(rule):
+    """Every `only_when` row of the rules table: the field may leave its default where its enabling setting
+    holds, and is refused, by name, as soon as any part of that setting is taken away."""
+    value = _other_value(rule.field)
+    assert getattr(ModelConfig(**{**SMALL, **rule.enabled_by, rule.field: value}), rule.field) == value
+    for setting, enabling_value in rule.enabled_by.items():
+        disabled = {**rule.enabled_by, setting: _disabling(setting, enabling_value)}
+        with pytest.raises(ConfigError, match=rf"ModelConfig\.{rule.field}="):
+            ModelConfig(**{**SMALL, **disabled, rule.field: value})
+
+
+def test_a_message_about_qk_norm_names_every_registered_norm():
+    with pytest.raises(ConfigError, match=r"qk_norm_scope='full' .*qk_norm is set") as error:
+        ModelConfig(**SMALL, qk_norm_scope="full")
+    assert all(repr(norm) in str(error.value) for norm in registry.NORMS)
 
 
 @settings(max_examples=100, deadline=None)

@@ -1,7 +1,9 @@
 """Every value of every switch, read from the registry (so a newly registered value is covered without editing
-this file): it builds, trains a step with finite gradients, initializes as documented, and the calculator's
-declarations equal the built model. Plus random combinations, and a throwaway norm registered here to prove
-that a new component is picked up (docs/internals.md, "Adding a switch value").
+this file): it builds, trains a step with finite gradients, declares the init its registry entry documents and
+starts its tensors as declared, and the calculator's declarations and FLOPs equal the built model. Plus random
+combinations, and a throwaway norm (Dynamic Tanh, with a non-standard init) registered here to prove that a
+new component is picked up, and that each check catches its own kind of broken copy (docs/internals.md,
+"Adding a switch value").
 """
 
 import dataclasses
@@ -16,21 +18,16 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from harness import calc
 from harness.config.base import ConfigError, literal_options
-from harness.config.model import ModelConfig
+from harness.config.model import RULES, ModelConfig
+from harness.config.rules import enabling
 from harness.model import build_model, registry
-from harness.model.norms import RMSNorm
+from harness.model.component import Component
 from harness.model.spec import decoder, norms
-from harness.model.spec.params import Init, Param, weight_init
+from harness.model.spec.inits import NORM_SCALE, WEIGHT, ZEROS, Constant, Normal
+from harness.model.spec.params import Param
 
 BASE = dict(vocab_size=61, d_model=32, n_layers=2, n_heads=4, max_seq_len=16)
 MOE = {"n_experts": 4, "moe_top_k": 2}
-# A Literal field's value may need another switch to mean anything.
-REQUIRES = {
-    "qk_norm_scope": {"qk_norm": "rmsnorm"},
-    "qk_norm_placement": {"qk_norm": "rmsnorm", "nope_every": 2},
-    "moe_aux_loss": MOE,
-    "moe_topk_norm": MOE,
-}
 # Non-Literal, non-bool switches → values worth exercising (with what else they need).
 VALUE_SWITCHES = {
     "n_kv_heads": [{"n_kv_heads": 1}, {"n_kv_heads": 2}],
@@ -76,7 +73,7 @@ def cases() -> list[dict]:
     found = []
     for field, table in registry.tables().items():
         for value in table:
-            found.append({**REQUIRES.get(field, {}), field: value})
+            found.append({**enabling(RULES, field), field: value})  # with what the field needs to mean anything
     for qk_norm in registry.NORMS:
         for scope in registry.QK_NORM_WIDTH:
             for placement in registry.QK_NORM_PLACEMENTS:
@@ -90,20 +87,6 @@ def cases() -> list[dict]:
 
 def _case_id(case: dict) -> str:
     return ",".join(f"{k}={v}" for k, v in case.items())
-
-
-def documented_init(name: str, cfg: ModelConfig) -> Init:
-    """docs/model.md's rule, by the parameter names of docs/internals.md: biases 0; norm scales 1 (0 with
-    norm_unit_offset); output projections normal(init_std) × 1/sqrt(2·n_layers) with scaled_init; every other
-    weight, embedding and sink logit normal(init_std)."""
-    module = name.rpartition(".")[0].rpartition(".")[2]  # the owning module's own name
-    if name.endswith(".bias"):
-        return Init("zeros")
-    if module.endswith("norm") or module.startswith("norm_"):  # final_norm, q_norm, k_norm, norm_{attn,mlp}_*
-        return Init("zeros" if cfg.norm_unit_offset else "ones")
-    if name.endswith(("attn.o_proj.weight", "mlp.down_proj.weight", "mlp.experts.down_proj")):
-        return Init("normal", cfg.init_std, 1 / math.sqrt(2 * cfg.n_layers) if cfg.scaled_init else 1.0)
-    return Init("normal", cfg.init_std)
 
 
 def check_trains(cfg: ModelConfig) -> None:
@@ -121,21 +104,33 @@ def check_trains(cfg: ModelConfig) -> None:
         assert torch.isfinite(param.grad).all(), name
 
 
+def _starts_constant(tensor: torch.Tensor, init: Constant) -> bool:
+    return torch.equal(tensor, torch.full_like(tensor, init.value))
+
+
+def _starts_normal(tensor: torch.Tensor, init: Normal) -> bool:
+    """normal(0, std·multiplier): mean and std within sampling error, or, with too few draws for a std
+    estimate, distinct values inside ±6σ."""
+    std = init.std * init.multiplier
+    if tensor.numel() < 256:
+        return tensor.unique().numel() > 1 and tensor.abs().max().item() < 6 * std
+    mean_ok = abs(tensor.mean().item()) < 4 * std / math.sqrt(tensor.numel())
+    return mean_ok and abs(tensor.std().item() / std - 1) < 0.2
+
+
+# Init kind → whether a tensor holds what that kind draws (a new kind gets its check here).
+STARTS = {Constant: _starts_constant, Normal: _starts_normal}
+
+
 def check_initialization(cfg: ModelConfig) -> None:
-    """Every declared init is the documented one, and every built tensor follows its declaration."""
+    """Every tensor's declared init is the one its registry entry documents, and the built tensor holds it."""
     torch.manual_seed(0)
-    declared = decoder.decoder(cfg)
+    declared, documented = decoder.decoder(cfg), decoder.decoder(cfg, decoder.documented)
     for name, tensor in build_model(cfg).named_parameters():
         init = declared[name].init
-        assert init == documented_init(name, cfg), f"{name}: declared {init}, documented {documented_init(name, cfg)}"
-        if init.kind != "normal":
-            assert torch.equal(tensor, torch.full_like(tensor, 1.0 if init.kind == "ones" else 0.0)), name
-        elif tensor.numel() >= 256:
-            std = init.std * init.scale
-            assert abs(tensor.mean().item()) < 4 * std / math.sqrt(tensor.numel()), name
-            assert abs(tensor.std().item() / std - 1) < 0.2, f"{name}: std {tensor.std().item()} vs {std}"
-        else:  # too few draws for a std estimate: distinct values inside ±6σ
-            assert tensor.unique().numel() > 1 and tensor.abs().max() < 6 * init.std * init.scale, name
+        assert init == documented[name].init, f"{name}: declared {init}, documented {documented[name].init}"
+        assert type(init) in STARTS, f"{name}: no check for init kind {type(init).__name__} in STARTS"
+        assert STARTS[type(init)](tensor.detach(), init), f"{name} does not start as declared: {init}"
 
 
 def check_calc_equals_model(cfg: ModelConfig) -> None:
@@ -143,7 +138,8 @@ def check_calc_equals_model(cfg: ModelConfig) -> None:
     with torch.device("meta"):
         model = build_model(cfg)
     built = {name: tuple(param.shape) for name, param in model.named_parameters()}
-    assert {name: param.shape for name, param in decoder.decoder(cfg).items()} == built
+    declared = {name: param.shape for name, param in decoder.decoder(cfg).items()}
+    assert declared == built, "calc's declarations differ from the built tensors"
     assert calc.params(cfg) == sum(p.numel() for p in model.parameters())
     assert calc.per_layer_params(cfg) == [sum(p.numel() for p in layer.parameters()) for layer in model.layers]
 
@@ -161,7 +157,8 @@ def check_flops_equal_model(cfg: ModelConfig) -> None:
         layer.attn.path = "eager"
     with FlopCounterMode(display=False) as counter, torch.no_grad():
         model(torch.randint(0, cfg.vocab_size, (batch, seq)))
-    assert 3 * counter.get_total_flops() == calc.kernel_flops_per_token(cfg, seq) * batch * seq
+    model_flops, calc_flops = 3 * counter.get_total_flops(), calc.kernel_flops_per_token(cfg, seq) * batch * seq
+    assert model_flops == calc_flops, f"calc's FLOPs ({calc_flops}) differ from the model's ({model_flops})"
 
 
 CHECKS = [check_trains, check_initialization, check_calc_equals_model, check_flops_equal_model]
@@ -202,10 +199,26 @@ def test_random_combination(seed, check):
     check(_random_config(random.Random(seed)))
 
 
-# The recipe of docs/internals.md followed once, for a norm that exists only in this test: x / mean|x| · γ.
-class AbsNorm(RMSNorm):
+# The recipe of docs/internals.md followed once, for a norm that exists only in this test: Dynamic Tanh
+# (Zhu et al. 2025), γ·tanh(α·x) + β with α a learned scalar that starts at 0.5, an init no shipped norm uses.
+def dyt(cfg: ModelConfig, width: int) -> dict[str, Param]:
+    """α, then γ at the identity and a zero β."""
+    return {"alpha": Param((1,), Constant(0.5))} | norms.scale(cfg, width) | {"bias": Param((width,), ZEROS)}
+
+
+class DynamicTanh(Component):
+    def __init__(self, cfg: ModelConfig, width: int, params: dict[str, Param]) -> None:
+        super().__init__()
+        self.unit_offset = cfg.norm_unit_offset
+        self.declare(params)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x / (x.abs().mean(-1, keepdim=True) + self.eps) * self.scale()
+        scale = 1 + self.weight if self.unit_offset else self.weight
+        return scale * torch.tanh(self.alpha * x) + self.bias
+
+
+DYT_INIT = {"alpha": Constant(0.5), "weight": NORM_SCALE, "bias": ZEROS}
+THROWAWAY = "dyt_of_this_test"  # a name the product will not register (a shipped "dyt" would clash)
 
 
 def _run_checks_on(value: str) -> int:
@@ -217,30 +230,82 @@ def _run_checks_on(value: str) -> int:
     return len(picked)
 
 
-def test_a_norm_registered_in_a_test_is_covered_by_the_registry_checks():
-    with registry.registered(registry.NORMS, "absnorm", registry.Component(norms.scale, AbsNorm)):
-        assert ModelConfig(norm="absnorm").norm == "absnorm"  # valid once registered
-        assert _run_checks_on("absnorm") >= 1 + len(registry.QK_NORM_WIDTH) * len(registry.QK_NORM_PLACEMENTS)
-    with pytest.raises(ConfigError, match="absnorm"):
-        ModelConfig(norm="absnorm")  # and gone afterwards
+def test_a_norm_with_its_own_init_registered_in_a_test_passes_the_registry_checks():
+    with registry.registered(registry.NORMS, THROWAWAY, registry.Component(dyt, DynamicTanh, init=DYT_INIT)):
+        assert ModelConfig(norm=THROWAWAY).norm == THROWAWAY  # valid once registered
+        assert _run_checks_on(THROWAWAY) >= 1 + len(registry.QK_NORM_WIDTH) * len(registry.QK_NORM_PLACEMENTS)
+        model = build_model(ModelConfig(**BASE, norm=THROWAWAY))
+        alphas = [param for name, param in model.named_parameters() if name.endswith("alpha")]
+        assert len(alphas) == 2 * BASE["n_layers"] + 1 and all(p.item() == 0.5 for p in alphas)
+    with pytest.raises(ConfigError, match=THROWAWAY):
+        ModelConfig(norm=THROWAWAY)  # and gone afterwards
 
 
-def test_the_registry_checks_catch_a_norm_whose_scale_is_initialized_like_a_weight():
-    """The bug this design removes: a new norm's γ drawn as normal(0, init_std) with the suite green."""
-    def misdeclared(cfg, width):
-        return {"weight": Param((width,), weight_init(cfg))}
+def _alpha_declared_as_one(cfg, width):
+    return dyt(cfg, width) | {"alpha": Param((1,), Constant(1.0))}
 
-    with registry.registered(registry.NORMS, "absnorm", registry.Component(misdeclared, AbsNorm)):
-        with pytest.raises(AssertionError, match="documented"):
-            _run_checks_on("absnorm")
+
+def _scale_declared_like_a_weight(cfg, width):  # the bug the declarations removed: γ ~ normal(0, init_std)
+    return dyt(cfg, width) | {"weight": Param((width,), WEIGHT.for_config(cfg))}
+
+
+class _RefillsAlpha(DynamicTanh):  # declares α = 0.5, then starts it elsewhere
+    def reset_parameters(self) -> None:
+        super().reset_parameters()
+        torch.nn.init.ones_(self.alpha)
+
+
+class _AlphaPerChannel(DynamicTanh):  # declares a scalar α, builds one per channel
+    def __init__(self, cfg, width, params):
+        Component.__init__(self)
+        self.alpha = torch.nn.Parameter(torch.empty(width))
+        self.unit_offset = cfg.norm_unit_offset
+        self.declare(params)
+
+
+class _MixesChannels(DynamicTanh):  # multiplies by a (width, width) matrix its declaration charges no FLOPs for
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x) @ self.mix
+
+
+def _with_mixing(cfg, width):
+    return dyt(cfg, width) | {"mix": Param((width, width), WEIGHT.for_config(cfg))}
+
+
+class _DetachesAlpha(DynamicTanh):  # α never learns
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.weight * torch.tanh(self.alpha.detach() * x) + self.bias
+
+
+@pytest.mark.parametrize("params, module, init, failure", [
+    (_alpha_declared_as_one, DynamicTanh, DYT_INIT, "alpha: declared .*, documented"),
+    (_scale_declared_like_a_weight, DynamicTanh, DYT_INIT, "weight: declared Normal.*, documented Constant"),
+    (dyt, _RefillsAlpha, DYT_INIT, "alpha does not start as declared"),
+    (dyt, _AlphaPerChannel, DYT_INIT, "calc's declarations differ from the built tensors"),
+    (_with_mixing, _MixesChannels, DYT_INIT | {"mix": WEIGHT}, "calc's FLOPs .* differ from the model's"),
+    (dyt, _DetachesAlpha, DYT_INIT, "alpha got no gradient"),
+], ids=["alpha-misdeclared", "scale-like-a-weight", "module-ignores-declaration", "shape-differs", "flops-differ",
+        "no-gradient"])
+def test_the_registry_checks_catch_a_broken_copy(params, module, init, failure):
+    """Each check fails for the copy of the norm that breaks what it guards."""
+    with registry.registered(registry.NORMS, THROWAWAY, registry.Component(params, module, init=init)):
+        with pytest.raises(AssertionError, match=failure):
+            _run_checks_on(THROWAWAY)
+
+
+def test_a_declared_tensor_without_a_documented_init_is_refused():
+    partly_documented = registry.Component(dyt, DynamicTanh, init={"weight": NORM_SCALE})
+    with registry.registered(registry.NORMS, THROWAWAY, partly_documented):
+        with pytest.raises(TypeError, match="declares alpha, bias without a documented init"):
+            decoder.decoder(ModelConfig(**BASE, norm=THROWAWAY), decoder.documented)
 
 
 def test_a_parameter_without_declaration_is_refused():
-    class ExtraNorm(AbsNorm):
+    class ExtraNorm(DynamicTanh):
         def __init__(self, cfg, width, params):
             super().__init__(cfg, width, params)
             self.shift = torch.nn.Parameter(torch.zeros(width))
 
-    with registry.registered(registry.NORMS, "extranorm", registry.Component(norms.scale, ExtraNorm)):
+    with registry.registered(registry.NORMS, "extranorm", registry.Component(dyt, ExtraNorm, init=DYT_INIT)):
         with pytest.raises(TypeError, match="without a declaration.*shift"):
             build_model(ModelConfig(**BASE, norm="extranorm"))
