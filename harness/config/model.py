@@ -84,6 +84,7 @@ class ModelConfig(ConfigBase):
     attn_sinks: bool = False  # learned per-head sink logit in the softmax denominator (gpt-oss)
     positions: Positions = "rope"
     rope_theta: float = 10000.0
+    rope_local_theta: float | None = None  # RoPE base of sliding-window layers, unscaled (Gemma 3); None: rope_theta
     nope_every: int = 0  # k > 0: every k-th layer (k, 2k, ...) skips RoPE (iRoPE); 0: none
     max_seq_len: int = 256
     bias: Bias = "none"
@@ -201,6 +202,15 @@ class ModelConfig(ConfigBase):
             name, "rope_high_freq_factor", self.rope_high_freq_factor,
             f"must exceed rope_low_freq_factor={self.rope_low_freq_factor} (Llama 3 blends between the two)",
         )
+        local_theta = self.rope_local_theta
+        check(
+            local_theta is None
+            or (type(local_theta) is float and 0 < local_theta < math.inf and self.positions == "rope"
+                and self.sliding_window is not None),
+            name, "rope_local_theta", local_theta,
+            "the RoPE base of sliding-window layers must be a positive finite number or None, and needs "
+            "positions='rope' and sliding_window set",
+        )
         moe_fields = {"moe_aux_loss": "assignment_share", "moe_topk_norm": "auto", "moe_capacity_factor": None}
         for field, default in moe_fields.items():
             check(
@@ -246,6 +256,10 @@ class ModelConfig(ConfigBase):
         if self.qk_norm == "none":
             return False
         return registry.QK_NORM_PLACEMENTS[self.qk_norm_placement][1] == "all" or self.layer_uses_rope(layer)
+
+    def layer_uses_local_rope(self, layer: int) -> bool:
+        """Whether 0-based `layer` rotates by `rope_local_theta` (a sliding-window layer when it is set)."""
+        return self.rope_local_theta is not None and self.layer_window(layer) is not None
 
     def layer_window(self, layer: int) -> int | None:
         """Sliding-window size of 0-based `layer`, or None for full causal attention."""
