@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from errors import did_you_mean
+from errors import closest
 from harness.config import ConfigError, ModelConfig
 from harness.hf.families import ARCHITECTURES, FAMILIES
 from harness.hf.family import Family
@@ -22,7 +22,7 @@ EXPERT_COUNT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
 
 def model_config_from_hf(config: Mapping[str, Any], strict: bool = True) -> ModelConfig:
     """Our `ModelConfig` for a Hugging Face `config.json` dict of any family in `harness.hf.families` (GPT-2,
-    GPT-NeoX, Llama, Mistral, Qwen2, Qwen3, Gemma, Gemma 2, OLMo 2, Phi-3, StarCoder2, SmolLM3, Llama 4
+    GPT-NeoX, Llama, Mistral, Qwen2, Qwen3, Gemma, Gemma 2, Gemma 3, OLMo 2, Phi-3, StarCoder2, SmolLM3, Llama 4
     (dense layers), and the mixtures of experts Mixtral, Qwen3-MoE, OLMoE).
     `strict=False` (for parameter counting) tolerates features that change the forward pass but no parameter
     count (RoPE scaling other than Llama 3's, partial rotary, unusual window patterns); weight import must keep
@@ -53,10 +53,19 @@ def family_of(config: Mapping[str, Any]) -> Family:
             f"Hugging Face config: neither model_type nor architectures is set; supported model_type: {supported}."
         )
     named = f"model_type={model_type!r}" if model_type else f"architectures={list(architectures)!r}"
-    hint = did_you_mean(model_type, FAMILIES) if model_type else ""
-    if isinstance(config.get("text_config"), Mapping):
-        hint += "; this is a multimodal config: its text_config holds the language model's config"
-    raise ConfigError(f"Hugging Face config: {named} is not supported; supported model_type: {supported}{hint}.")
+    raise ConfigError(f"Hugging Face config: {named} is not supported; supported model_type: {supported}."
+                      + _hint(config, model_type))
+
+
+def _hint(config: Mapping[str, Any], model_type: str | None) -> str:
+    """What would import instead: a multimodal config's text_config, or the closest model_type to a typo."""
+    text_config = config.get("text_config")
+    if isinstance(text_config, Mapping):
+        inner = text_config.get("model_type")
+        named = f" (model_type={inner!r})" if inner else ""
+        return f" It is a multimodal config: import its language model's text_config{named} instead."
+    hint = closest(model_type, FAMILIES) if model_type else None
+    return f" Did you mean {hint!r}?" if hint else ""
 
 
 def _refuse_experts(config: Mapping[str, Any], family: Family) -> None:

@@ -8,7 +8,9 @@ from typing import Any
 from harness.hf.source import HFConfig
 
 
-def routed_experts(hf: HFConfig, renormalize: bool, count_key: str, width_key: str = "intermediate_size") -> dict[str, Any]:
+def routed_experts(
+    hf: HFConfig, renormalize: bool, count_key: str, width_key: str = "intermediate_size"
+) -> dict[str, Any]:
     """Experts, top-k, renormalization and each expert's width. The aux loss takes their convention (Switch /
     Mixtral's f_e), so their router_aux_loss_coef means what it meant as our moe_aux_coef. `count_key` is the
     family's own name for the expert count, used when the dict has neither spelling (transformers 5 writes

@@ -8,6 +8,7 @@ from __future__ import annotations
 from harness.hf.families import (
     gemma,
     gemma2,
+    gemma3,
     gpt2,
     gpt_neox,
     llama,
@@ -25,7 +26,7 @@ from harness.hf.families import (
 )
 from harness.hf.family import Family
 
-_MODULES = (gpt2, gpt_neox, llama, llama4_text, mistral, mixtral, qwen2, qwen3, qwen3_moe, gemma, gemma2,
+_MODULES = (gpt2, gpt_neox, llama, llama4_text, mistral, mixtral, qwen2, qwen3, qwen3_moe, gemma, gemma2, gemma3,
             olmo2, olmoe, phi3, starcoder2, smollm3)
 
 FAMILIES: dict[str, Family] = {module.FAMILY.model_type: module.FAMILY for module in _MODULES}
