@@ -58,8 +58,9 @@ class Family:
     decoder's, which consults the data fields below); `quirks` add or override fields in order; `experts` reads
     a mixture of experts (a family without it refuses one); `switches` are fixed by the architecture and win.
     Weight side: `rename` maps a Hugging Face parameter name to ours (None: the Llama layout, with
-    `layer_norms` placing the decoder-layer norms); `adapt_weight(our_name, tensor, cfg)` transforms a tensor
-    (transposes, row orders); fused projections are split by their names (`weights._unfused`).
+    `module_renames` renaming module paths inside a decoder layer and `layer_norms` placing its norms);
+    `adapt_weight(our_name, tensor, cfg)` transforms a tensor (transposes, row orders); fused projections are
+    split by their names (`weights._unfused`).
     """
 
     model_type: str
@@ -78,5 +79,6 @@ class Family:
     rope_parameters: Callable[[HFConfig], Mapping[str, Any]] = standard_rope_parameters  # the dict whose RoPE we read
     windows: Callable[[HFConfig], tuple[int | None, int]] = no_windows  # → (sliding_window, global_every)
     layer_norms: Mapping[str, str] = field(default_factory=lambda: PRE_NORM_SLOTS)
+    module_renames: Mapping[str, str] = field(default_factory=dict)  # a decoder layer's module path → ours
     rename: Callable[[str], str | None] | None = None
     adapt_weight: Callable[[str, Any, ModelConfig], Any] | None = None

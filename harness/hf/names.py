@@ -7,13 +7,14 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-# StarCoder2 names its dense MLP like GPT-2 (but in nn.Linear layout); the MoE families call the router `gate`.
-_MLP_RENAMES = {"c_fc": "up_proj", "c_proj": "down_proj", "gate": "router"}
 
-
-def llama_layout_name(name: str, layer_norms: Mapping[str, str]) -> str | None:
+def llama_layout_name(
+    name: str, layer_norms: Mapping[str, str], module_renames: Mapping[str, str]
+) -> str | None:
     """Our name for a Llama-style parameter (`model.layers.3.self_attn.q_proj.weight` →
-    `layers.3.attn.q_proj.weight`), with decoder-layer norms placed by `layer_norms`; None without a counterpart."""
+    `layers.3.attn.q_proj.weight`): a decoder layer's module path is first renamed by `module_renames`, then
+    `self_attn` becomes `attn`, `mlp` stays, and norms go to the slots `layer_norms` names; None without a
+    counterpart."""
     if name == "lm_head.weight":
         return name
     name = name.removeprefix("model.")
@@ -21,17 +22,16 @@ def llama_layout_name(name: str, layer_norms: Mapping[str, str]) -> str | None:
         return "tok_emb.weight"
     if name in ("norm.weight", "norm.bias"):
         return f"final_{name}"
-    match = re.fullmatch(r"layers\.(\d+)\.(\w+)\.(.+)", name)
+    match = re.fullmatch(r"layers\.(\d+)\.(.+)\.(\w+)", name)  # (layer, module path, tensor)
     if match is None:
         return None
-    layer, module, rest = match.groups()
-    if module == "self_attn":
-        return f"layers.{layer}.attn.{rest}"
-    if module in ("mlp", "feed_forward"):  # Llama 4 calls its MLP feed_forward
-        module_name, _, kind = rest.rpartition(".")
-        return f"layers.{layer}.mlp.{_MLP_RENAMES.get(module_name, module_name)}.{kind}"
+    layer, module, tensor = match.groups()
+    module = module_renames.get(module, module)
+    sublayer = module.partition(".")[0]
+    if sublayer in ("self_attn", "mlp"):
+        return f"layers.{layer}.{module.replace('self_attn', 'attn', 1)}.{tensor}"
     slot = layer_norms.get(module)
-    return f"layers.{layer}.{slot}.{rest}" if slot else None
+    return f"layers.{layer}.{slot}.{tensor}" if slot else None
 
 
 def table_renamer(top: Mapping[str, str], layer_pattern: str, renames: Mapping[str, str]):

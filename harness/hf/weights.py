@@ -31,7 +31,9 @@ def from_hf(hf_model: Any) -> Transformer:
     if "lm_head.weight" not in hf_model.state_dict():
         raise ConfigError(f"from_hf needs a causal-LM model with an LM head, got {type(hf_model).__name__}.")
     family = family_of(hf_config)
-    rename = family.rename or partial(llama_layout_name, layer_norms=family.layer_norms)
+    rename = family.rename or partial(
+        llama_layout_name, layer_norms=family.layer_norms, module_renames=family.module_renames
+    )
     unused = [name for name in hf_params if rename(name) is None]
     if unused:
         raise ConfigError(

@@ -52,5 +52,6 @@ FAMILY = Family(
               "attn_temperature_tuning": True},
     quirks=(nope_layers, irope),
     experts=dense_layers_only,
+    module_renames={f"feed_forward.{proj}": f"mlp.{proj}" for proj in ("gate_proj", "up_proj", "down_proj")},
     adapt_weight=half_split_rows,
 )

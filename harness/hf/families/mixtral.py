@@ -27,6 +27,7 @@ FAMILY = Family(
               "max_position_embeddings": 4096 * 32, "rope_theta": 1e6, "sliding_window": None,
               "num_local_experts": 8, "num_experts_per_tok": 2, "router_jitter_noise": 0.0},
     experts=experts,
+    module_renames={"mlp.gate": "mlp.router"},
     bias=fixed_bias("none"),
     windows=every_layer,
 )

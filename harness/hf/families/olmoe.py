@@ -25,4 +25,5 @@ FAMILY = Family(
               "norm_topk_prob": False, "clip_qkv": None},
     switches={"qk_norm": "rmsnorm", "qk_norm_scope": "full"},
     experts=experts,
+    module_renames={"mlp.gate": "mlp.router"},
 )

@@ -30,5 +30,6 @@ FAMILY = Family(
               "decoder_sparse_step": 1, "mlp_only_layers": []},
     switches={"qk_norm": "rmsnorm"},
     experts=experts,
+    module_renames={"mlp.gate": "mlp.router"},
     windows=every_layer_if_enabled,
 )

@@ -24,4 +24,6 @@ FAMILY = Family(
     norm_eps_key="norm_epsilon",
     bias=use_bias,
     windows=every_layer,
+    # Its dense MLP is named like GPT-2's, in nn.Linear layout.
+    module_renames={"mlp.c_fc": "mlp.up_proj", "mlp.c_proj": "mlp.down_proj"},
 )
