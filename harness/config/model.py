@@ -113,6 +113,9 @@ RULES: tuple[Rule, ...] = (
                 {"rope_type": "llama3"}) for name in LLAMA3_ROPE_DEFAULTS),
     Rule("rope_high_freq_factor", lambda c: c.rope_high_freq_factor > c.rope_low_freq_factor,
          lambda c: f"must exceed rope_low_freq_factor={c.rope_low_freq_factor} (Llama 3 blends between the two)"),
+    only_when("rope_local_theta", lambda c: c.positions == "rope" and c.sliding_window is not None,
+              "the RoPE base of sliding-window layers needs positions='rope' and sliding_window set",
+              {"positions": "rope", "sliding_window": 4}),
     *(only_when(name, lambda c: c.is_moe, "only applies to a mixture of experts (n_experts > 1)",
                 {"n_experts": 4}) for name in MOE_FIELDS),
 )
@@ -144,6 +147,7 @@ class ModelConfig(ConfigBase):
     attn_sinks: bool = False  # learned per-head sink logit in the softmax denominator (gpt-oss)
     positions: Positions = "rope"
     rope_theta: float = 10000.0
+    rope_local_theta: float | None = None  # RoPE base of sliding-window layers, unscaled (Gemma 3); None: rope_theta
     nope_every: int = 0  # k > 0: every k-th layer (k, 2k, ...) skips RoPE (iRoPE); 0: none
     max_seq_len: int = 256
     bias: Bias = "none"
@@ -244,6 +248,10 @@ class ModelConfig(ConfigBase):
         if self.qk_norm == "none":
             return False
         return registry.QK_NORM_PLACEMENTS[self.qk_norm_placement][1] == "all" or self.layer_uses_rope(layer)
+
+    def layer_uses_local_rope(self, layer: int) -> bool:
+        """Whether 0-based `layer` rotates by `rope_local_theta` (a sliding-window layer when it is set)."""
+        return self.rope_local_theta is not None and self.layer_window(layer) is not None
 
     def layer_window(self, layer: int) -> int | None:
         """Sliding-window size of 0-based `layer`, or None for full causal attention."""

@@ -37,10 +37,11 @@ def apply_rope(x: torch.Tensor, rotation: Rotation) -> torch.Tensor:
     return x * cos + rotate_half(x) * sin
 
 
-def default_inv_freq(cfg: ModelConfig, device: torch.device) -> torch.Tensor:
-    """θ^(-2i/D) for the D/2 channel pairs, in float32 (as transformers computes them)."""
+def default_inv_freq(cfg: ModelConfig, device: torch.device, theta: float | None = None) -> torch.Tensor:
+    """θ^(-2i/D) for the D/2 channel pairs, in float32 (as transformers computes them); θ is `rope_theta`
+    unless given."""
     exponents = torch.arange(0, cfg.head_dim, 2, device=device, dtype=torch.int64).float()
-    return 1.0 / (cfg.rope_theta ** (exponents / cfg.head_dim))  # (D/2,)
+    return 1.0 / ((theta or cfg.rope_theta) ** (exponents / cfg.head_dim))  # (D/2,)
 
 
 def llama3_inv_freq(cfg: ModelConfig, device: torch.device) -> torch.Tensor:
@@ -59,7 +60,11 @@ def llama3_inv_freq(cfg: ModelConfig, device: torch.device) -> torch.Tensor:
 
 
 class RotaryPositions(Component):
-    """RoPE tables computed on the fly in float32 (no buffer, so casting the model cannot degrade them)."""
+    """RoPE tables computed on the fly in float32 (no buffer, so casting the model cannot degrade them).
+
+    With `rope_local_theta` (Gemma 3) the sliding-window layers rotate by their own base, unscaled: the decoder
+    hands those layers `local_rotation` and every other layer the `forward` rotation (base `rope_theta`, scaled
+    by `rope_type`)."""
 
     def __init__(self, cfg: ModelConfig, params: Params) -> None:
         super().__init__()
@@ -67,9 +72,11 @@ class RotaryPositions(Component):
         self.inv_freq = registry.resolve(registry.ROPE_TYPES[cfg.rope_type])
         self.declare(params)
 
-    def rotation(self, positions: torch.Tensor) -> Rotation:
-        """(cos, sin), each (T, D), for integer `positions` (T,)."""
-        inv_freq = self.inv_freq(self.cfg, positions.device)  # (D/2,)
+    def rotation(self, positions: torch.Tensor, local: bool = False) -> Rotation:
+        """(cos, sin), each (T, D), for integer `positions` (T,); `local`: by the unscaled `rope_local_theta`."""
+        device = positions.device
+        inv_freq = (default_inv_freq(self.cfg, device, self.cfg.rope_local_theta) if local
+                    else self.inv_freq(self.cfg, device))  # (D/2,)
         angles = positions.float()[:, None] * inv_freq[None, :]  # (T, D/2)
         angles = torch.cat((angles, angles), dim=-1)  # (T, D)
         return angles.cos(), angles.sin()
@@ -77,8 +84,13 @@ class RotaryPositions(Component):
     def forward(self, x: torch.Tensor, offset: int) -> tuple[torch.Tensor, Rotation]:
         return x, self.rotation(token_positions(x, offset))
 
+    def local_rotation(self, x: torch.Tensor, offset: int) -> Rotation:
+        """The sliding-window layers' rotation when `rope_local_theta` is set."""
+        return self.rotation(token_positions(x, offset), local=True)
+
     def extra_repr(self) -> str:
-        return f"head_dim={self.cfg.head_dim}, theta={self.cfg.rope_theta}, rope_type={self.cfg.rope_type}"
+        local = f", local_theta={self.cfg.rope_local_theta}" if self.cfg.rope_local_theta is not None else ""
+        return f"head_dim={self.cfg.head_dim}, theta={self.cfg.rope_theta}{local}, rope_type={self.cfg.rope_type}"
 
 
 class LearnedPositions(TorchLayerComponent, nn.Embedding):

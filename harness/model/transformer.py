@@ -98,8 +98,10 @@ class Transformer(nn.Module):
             # Gemma rounds sqrt(d) to the hidden dtype before multiplying; do the same for parity.
             x = x * torch.tensor(self.cfg.d_model**0.5, dtype=x.dtype, device=x.device)
         x, rotation = self.pos_emb(x, offset)
-        for layer in self.layers:
-            x = layer(x, rotation, cache)
+        # Gemma 3: sliding-window layers rotate by their own base (rope_local_theta).
+        local = self.pos_emb.local_rotation(x, offset) if self.cfg.rope_local_theta is not None else rotation
+        for i, layer in enumerate(self.layers):
+            x = layer(x, local if self.cfg.layer_uses_local_rope(i) else rotation, cache)
         x = self.final_norm(x)
         logits = self.lm_head(x) if self.lm_head is not None else F.linear(x, self.tok_emb.weight)  # (B, T, V)
         if self.cfg.final_softcap is not None:

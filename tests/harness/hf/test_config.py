@@ -1,6 +1,8 @@
 """`model_config_from_hf`: exact field mapping per family, and refusals that name the feature."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -120,3 +122,17 @@ def test_forward_changing_features_are_refused_for_import_but_counted(config, fe
 def test_inexpressible_configs_are_refused_even_for_counting(config, feature):
     with pytest.raises(ConfigError, match=feature):
         model_config_from_hf(config, strict=False)
+
+
+def test_reading_every_family_imports_no_torch_or_transformers():
+    """Family records hold weight hooks too; they must stay torch-free so `harness calc --hf-config` is instant."""
+    probe = (
+        "import sys\n"
+        "from harness.hf.config import model_config_from_hf\n"
+        "from harness.hf.families import FAMILIES\n"
+        "for name in FAMILIES:\n"
+        "    model_config_from_hf({'model_type': name, 'moe_layers': []}, strict=False)  # Llama 4: dense layers\n"
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -89,6 +89,19 @@ CASES = {
         ("mha-no-caps", llama_like("mha", head_dim=8, sliding_window=6, query_pre_attn_scalar=8,
                                    attn_logit_softcapping=None, final_logit_softcapping=None)),
     ],
+    # Gemma 3: 5 local : 1 global layers by default, each kind with its own RoPE base, at SEQ = 12 > the windows.
+    "gemma3_text": [
+        ("gqa-5-local-1-global", llama_like("gqa", head_dim=8, num_hidden_layers=6, sliding_window=4,
+                                            query_pre_attn_scalar=12)),
+        ("mqa-untied-legacy-keys-final-cap", llama_like(
+            "mqa", head_dim=16, num_hidden_layers=4, sliding_window=3, sliding_window_pattern=2, rope_theta=50.0,
+            rope_local_base_freq=5.0, final_logit_softcapping=5.0, tie_word_embeddings=False)),
+        ("mha-layer-types-rope-parameters", llama_like(
+            "mha", head_dim=8, sliding_window=5, layer_types=["sliding_attention", "sliding_attention",
+                                                              "full_attention"],
+            rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 20.0},
+                             "full_attention": {"rope_type": "default", "rope_theta": 400.0}})),
+    ],
     "olmo2": [
         ("mha", llama_like("mha")),
         ("gqa-tied", llama_like("gqa", tie_word_embeddings=True)),
@@ -150,7 +163,7 @@ CONFIG_CLASSES = {
     "qwen3": "Qwen3Config", "gemma": "GemmaConfig", "gemma2": "Gemma2Config", "olmo2": "Olmo2Config",
     "phi3": "Phi3Config", "starcoder2": "Starcoder2Config", "smollm3": "SmolLM3Config",
     "mixtral": "MixtralConfig", "qwen3_moe": "Qwen3MoeConfig", "olmoe": "OlmoeConfig", "gpt_neox": "GPTNeoXConfig",
-    "llama4_text": "Llama4TextConfig",
+    "llama4_text": "Llama4TextConfig", "gemma3_text": "Gemma3TextConfig",
 }
 
 
@@ -176,7 +189,7 @@ def hf_model(family: str, kwargs: dict, seed: int):
 # Families added with round two also run every case under two more seeds (weights and inputs re-drawn): the
 # MoE ones route differently each time.
 MORE_SEEDS = {"mixtral": (101, 202), "qwen3_moe": (101, 202), "olmoe": (101, 202), "gpt_neox": (101,),
-              "llama4_text": (101,)}
+              "llama4_text": (101,), "gemma3_text": (101,)}
 
 
 @pytest.mark.parametrize(
@@ -282,3 +295,36 @@ def test_llama4_maps_to_irope_and_the_case_depends_on_it():
         config = transformers.Llama4TextConfig(**{**llama4(2), **refused}, **TOKEN_IDS)
         with pytest.raises(ConfigError, match=match):
             from_hf(transformers.Llama4ForCausalLM(config))
+
+
+def test_the_gemma3_cases_depend_on_the_local_rope_base_and_the_window():
+    """Gemma 3's parity proves its layer kinds only if each one's RoPE base and the window change the logits."""
+    ours = from_hf(hf_model("gemma3_text", CASES["gemma3_text"][0][1], 0)).eval()
+    cfg = ours.cfg
+    assert [cfg.layer_window(i) for i in range(6)] == [4] * 5 + [None] and (cfg.rope_local_theta, cfg.rope_theta) == (
+        1e4, 1e6)
+    input_ids = torch.randint(0, VOCAB, (1, SEQ), generator=torch.Generator().manual_seed(0))
+    for changed in ({"rope_local_theta": None}, {"rope_theta": 1e4}, {"sliding_window": SEQ}):
+        other = build_model(cfg.replace(**changed)).eval()
+        other.load_state_dict(ours.state_dict())
+        with torch.no_grad():
+            assert (other(input_ids) - ours(input_ids)).abs().max().item() > 1e-3, changed
+
+
+@pytest.mark.parametrize(
+    ("refused", "match"),
+    [
+        # Gemma 3 4B-27B scale their global layers' RoPE linearly (a legacy rope_scaling joins full_attention's).
+        ({"rope_scaling": {"rope_type": "linear", "factor": 8.0}},
+         "rope_parameters\\['full_attention'\\] of rope_type 'linear'"),
+        ({"rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
+                              "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}},
+         "rope_parameters\\['full_attention'\\] of rope_type 'linear'"),
+        ({"attn_logit_softcapping": 50.0}, "attn_logit_softcapping=50.0 .*ignores it"),
+        ({"use_bidirectional_attention": True}, "use_bidirectional_attention"),
+    ],
+)
+def test_gemma3_refuses_what_it_cannot_reproduce(refused, match):
+    config = transformers.Gemma3TextConfig(**{**CASES["gemma3_text"][0][1], **refused}, **TOKEN_IDS)
+    with pytest.raises(ConfigError, match=match):
+        from_hf(transformers.Gemma3ForCausalLM(config))

@@ -17,6 +17,7 @@ ARMS = {
     "parallel": {"norm_position": "parallel"},
     "parallel_two_norms": {"norm_position": "parallel_two_norms", "norm": "layernorm"},
     "window_1": {"sliding_window": 1, "global_every": 2},
+    "rope_local_theta": {"sliding_window": 3, "global_every": 3, "rope_local_theta": 20.0, "rope_theta": 1e6},
     "irope_llama3": {"qk_norm": "rmsnorm", "qk_norm_placement": "irope", "nope_every": 2, "rope_type": "llama3",
                      "rope_original_max_seq_len": 8},
 }  # not moe_capacity_factor: capacity is per forward pass, so a one-token step drops differently

@@ -73,3 +73,20 @@ def test_nope_changes_nothing():
     x = torch.randn(1, 3, 4)
     out, rotation = _positions("nope")(x, offset=3)
     assert out is x and rotation is None
+
+
+def test_local_rotation_uses_rope_local_theta_unscaled():
+    """Sliding-window layers' tables (Gemma 3) are plain RoPE at rope_local_theta, even when rope_type rescales
+    the other layers: the closed form cos/sin(p · θ_local^(-2i/D))."""
+    rope = _positions("rope", head_dim=8, rope_theta=1e6, rope_local_theta=100.0, sliding_window=4,
+                      rope_type="llama3", rope_original_max_seq_len=8)
+    positions = torch.arange(9)
+    freqs = 100.0 ** (-torch.arange(0, 8, 2, dtype=torch.float64) / 8)
+    angles = (positions[:, None] * freqs).repeat(1, 2)  # (T, D): the two halves share a frequency
+    cos, sin = rope.rotation(positions, local=True)
+    torch.testing.assert_close(cos, angles.cos().float())
+    torch.testing.assert_close(sin, angles.sin().float())
+    _, (global_cos, _) = rope(torch.zeros(1, 9, 4), offset=0)
+    assert not torch.allclose(global_cos, cos)
+    local_cos, _ = rope.local_rotation(torch.zeros(1, 3, 4), offset=6)
+    torch.testing.assert_close(local_cos, cos[6:])

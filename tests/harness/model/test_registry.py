@@ -40,6 +40,7 @@ VALUE_SWITCHES = {
     "attn_softcap": [{"attn_softcap": 5.0}],
     "final_softcap": [{"final_softcap": 3.0}],
     "rope_theta": [{"rope_theta": 500.0}],
+    "rope_local_theta": [{"sliding_window": 3, "global_every": 2, "rope_local_theta": 50.0}],
     "rope_scaling_factor": [{"rope_type": "llama3", "rope_scaling_factor": 4.0, "rope_original_max_seq_len": 8}],
     "rope_low_freq_factor": [{"rope_type": "llama3", "rope_low_freq_factor": 2.0, "rope_original_max_seq_len": 8}],
     "rope_high_freq_factor": [{"rope_type": "llama3", "rope_high_freq_factor": 8.0}],

@@ -158,3 +158,26 @@ def test_a_seed_gives_the_weights_it_gave_before_declarations(overrides, monkeyp
     _pre_declaration_init(legacy, cfg)
     for (name, mine), (_, theirs) in zip(ours.state_dict().items(), legacy.state_dict().items(), strict=True):
         assert torch.equal(mine, theirs), name
+
+
+def test_sliding_window_layers_rotate_by_rope_local_theta():
+    """Which layer takes which base, checked against models with a single base (same weights): with every layer
+    local, rope_local_theta is the only base in use; with one global layer, changing rope_theta changes only
+    what that layer computes, so the logits move."""
+    local = dict(BASE, n_layers=3, sliding_window=3)
+    tokens = torch.randint(0, 50, (2, 9), generator=torch.Generator().manual_seed(0))
+    torch.manual_seed(0)
+    two_bases = build_model(ModelConfig(**local, rope_theta=1e6, rope_local_theta=7.0)).eval()
+    one_base = build_model(ModelConfig(**local, rope_theta=7.0)).eval()
+    with torch.no_grad():
+        for param in two_bases.parameters():
+            param.normal_(0.0, 0.3)  # sharp attention, so a rotation's base shows in the logits
+        one_base.load_state_dict(two_bases.state_dict())
+        torch.testing.assert_close(two_bases(tokens), one_base(tokens))
+        mixed = build_model(two_bases.cfg.replace(global_every=3)).eval()
+        mixed.load_state_dict(two_bases.state_dict())
+        other_global = build_model(mixed.cfg.replace(rope_theta=50.0)).eval()
+        other_global.load_state_dict(two_bases.state_dict())
+        assert [mixed.cfg.layer_uses_local_rope(i) for i in range(3)] == [True, True, False]
+        assert (mixed(tokens) - other_global(tokens)).abs().max() > 1e-3
+        assert (mixed(tokens) - two_bases(tokens)).abs().max() > 1e-3
