@@ -53,9 +53,13 @@ def table(frame: pd.DataFrame, labelled: tuple[str, ...] = ()) -> str:
 
 
 def sql_block(queries: list[str]) -> str:
-    """The SQL behind a table or figure, folded; each query runs as it is in `harness db query`."""
-    body = "\n\n".join(escape(q) for q in queries)
-    return f"<details><summary>SQL</summary><pre>{body}</pre></details>"
+    """The SQL behind a table or figure, each query folded on its own: one statement that runs as it is in
+    `harness db query "<statement>"`."""
+    return "".join(
+        f'<details class="sql"><summary>SQL{f" {i + 1} of {len(queries)}" if len(queries) > 1 else ""}</summary>'
+        f"<pre>{escape(query.strip())}</pre></details>"
+        for i, query in enumerate(queries)
+    )
 
 
 def figure(title: str, caption: str, png: bytes, queries: list[str]) -> str:
