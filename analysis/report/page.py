@@ -105,11 +105,11 @@ def _scale(analysis) -> str:
 
 def render(info: SweepInfo, analysis=None, figures: list[str] = (), scripts: list[str] = ()) -> str:
     """The whole page; with no analysis (nothing finished yet) just the sweep's progress. `scripts`: the
-    figures' own (inlined, run after the page's)."""
+    figures' data and scripts (HTML, after the page's own script)."""
     parts = [_head(info), _intro(info)]
     if analysis is None:
         parts.append("<p>No cell has finished yet: results appear here as cells finish.</p>")
     else:
         parts += [answer(analysis), _details(analysis), _scale(analysis), "<h2>Figures</h2>", *figures, _method(analysis)]
-    parts += [f"<script>{static('report.js')}</script>", *(f"<script>{script}</script>" for script in scripts), "</body></html>"]
+    parts += [f"<script>{static('report.js')}</script>", *scripts, "</body></html>"]
     return "".join(parts)

@@ -70,9 +70,10 @@ def render_report(
     """`sweep`'s analysed report (see `write_report`); `runner`: whether its runner is known to be alive
     (the live report process: True while its input is open), which decides running from interrupted."""
     from analysis.compare import check_finished
+    from analysis.explore.payload import explore
     from analysis.frames import load_sweep
-    from analysis.plots import FIGURES, make_context
-    from analysis.report.html import figure
+    from analysis.plots import make_context
+    from analysis.report.figures import scripts, section
     from analysis.summary import analyse
 
     data = load_sweep(results_dir, sweep)
@@ -81,9 +82,8 @@ def render_report(
         return Rendered(info)
     check_finished(data)
     analysis = analyse(data, metric, baseline, min_effect)
-    context = make_context(data, metric, analysis.baseline)
-    plots = [draw(context) for draw in FIGURES.values()]
-    return Rendered(info, analysis, [figure(p.title, p.caption, p.png(), p.sql) for p in plots])
+    figures, payload = explore(make_context(data, metric, analysis.baseline))
+    return Rendered(info, analysis, section(figures), list(scripts(payload)))
 
 
 def write_page(page: str, out: Path) -> None:
