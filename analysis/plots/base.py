@@ -37,7 +37,7 @@ class Context:
     metric: str
     baseline: str
     best_lr: dict[str, float]  # arm → its best LR (curves are drawn there)
-    ema: float | None = None  # smoothing of training curves: weight of the past, 0 < ema < 1
+    ema: float | None = None  # smoothing of training curves: weight of the past, 0 <= ema < 1 (0 or None: none)
     log: bool = False  # log axes for loss curves
     colors: dict[str, tuple] = field(init=False)
 
