@@ -32,7 +32,7 @@
   }
 
   function sameLr(a, b) { return (a === null && b === null) || (a !== null && b !== null && Math.abs(a - b) <= 1e-12 * Math.abs(b)); }
-  function shownRun(run) { return state.arms[run.arm] && (run.seed === null || state.seeds[run.seed]); }
+  function shownRun(run) { return run.seed === null || state.seeds[run.seed]; }
   function runLr(arm) { return state.lr === "best" ? byArm[arm].best_lr : +state.lr; }
   function label(arm) { return byArm[arm].label; }
 
@@ -110,19 +110,19 @@
     return layout;
   }
 
-  function visibility(fig) {  // the fixed figures: every trace of a hidden arm is hidden (its legend entry stays)
-    return fig.data.map(function (trace) {
+  function visibility(traces) {  // every trace of a hidden arm is hidden; its legend entry stays, to show it again
+    return traces.map(function (trace) {
       return Object.assign({}, trace, {visible: state.arms[trace.legendgroup] === false ? "legendonly" : true});
     });
   }
 
   function draw() {
-    Plotly.react("plot-lr", lrTraces(), axesLayout([data.metric], [{type: "log", title: {text: "learning rate"}}], [{}]), config);
-    Plotly.react("plot-curves", curveTraces("train_loss", 0, true).concat(curveTraces("val_loss", 1, false)),
+    Plotly.react("plot-lr", visibility(lrTraces()), axesLayout([data.metric], [{type: "log", title: {text: "learning rate"}}], [{}]), config);
+    Plotly.react("plot-curves", visibility(curveTraces("train_loss", 0, true).concat(curveTraces("val_loss", 1, false))),
                  axesLayout(["training loss", "validation loss"], [{title: {text: "step"}}, {title: {text: "step"}}], []), config);
     Object.keys(data.fixed).forEach(function (name) {
       var fig = data.fixed[name];
-      if (fig) Plotly.react("plot-" + name, visibility(fig), Object.assign({uirevision: "keep"}, fig.layout), config);
+      if (fig) Plotly.react("plot-" + name, visibility(fig.data), Object.assign({uirevision: "keep"}, fig.layout), config);
     });
     document.querySelectorAll("#arm-toggles input").forEach(function (box) { box.checked = state.arms[box.dataset.arm]; });
   }
