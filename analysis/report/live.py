@@ -69,12 +69,12 @@ def serve(results_dir: str, sweep: str, fd: int = 0, answers=None) -> None:
             write_page(last.page(), out)
         except Exception as error:  # the report is a view: say why, keep answering
             message = " ".join(f"{type(error).__name__}: {error}".split())
-            print(f"failed {answered} {message}", file=answers, flush=True)
-            log(f"failed after {time.monotonic() - started:.1f} s: {message}")
+            log(f"failed after {time.monotonic() - started:.1f} s: {message}")  # logged before the answer: a runner
+            print(f"failed {answered} {message}", file=answers, flush=True)  # that got the answer finds the line
             last = None
             continue
-        print(f"wrote {answered} {'partial' if last.info.running else 'finished'}", file=answers, flush=True)
         log(f"{last.info.progress()} in {time.monotonic() - started:.1f} s → {out}")
+        print(f"wrote {answered} {'partial' if last.info.running else 'finished'}", file=answers, flush=True)
     if last is not None and last.info.running and not last.info.counts.get("running"):
         stopped = last.stopped()  # the runner has ended with cells left, and no cell trains: nothing will rewrite it
         write_page(stopped.page(), out)
