@@ -35,9 +35,12 @@ def check_finished(sweep: SweepSource) -> None:
 
 
 def resolve_baseline(sweep: SweepSource, baseline: str | None) -> str:
-    """The asked baseline, else the sweep's, else an arm named 'baseline', else the first arm by name."""
+    """The asked baseline (an arm's name or display label), else the sweep's, else an arm named 'baseline', else
+    the first arm by name."""
     arms = sweep.arms
+    by_label = {label: arm for arm, label in sweep.labels.items() if arm in arms}
     chosen = baseline or sweep.info.baseline or ("baseline" if "baseline" in arms else arms[0])
+    chosen = chosen if chosen in arms else by_label.get(chosen, chosen)
     if chosen not in arms:
         hint = closest(chosen, arms)
         raise AnalysisError(

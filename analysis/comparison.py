@@ -28,10 +28,13 @@ COLUMNS = [
     "n_pairs", "arm_diverged", "baseline_diverged", "p_stability", "p_stability_holm",
     "n", "delta", "delta_ci_low", "delta_ci_high", "p", "p_holm", "survivors_only", "verdict", "seeds_needed",
 ]
+# Beside COLUMNS in every row, not printed by `harness compare`: matched seeds for 80% power to resolve the
+# *observed* difference (seeds_needed plans for min_effect), which the report shows labelled beside it.
+OBSERVED = "seeds_needed_observed"
 # The baseline's own rows: nothing to pair (empty counts, NaN statistics).
 BASELINE_FIELDS = {
     **dict.fromkeys(COLUMNS[COLUMNS.index("n_pairs"):], math.nan),
-    **dict.fromkeys(("n_pairs", "arm_diverged", "baseline_diverged", "n", "survivors_only", "seeds_needed"), None),
+    **dict.fromkeys(("n_pairs", "arm_diverged", "baseline_diverged", "n", "survivors_only", "seeds_needed", OBSERVED), None),
     "verdict": "baseline",
 }
 
@@ -98,6 +101,7 @@ def _fill(rows: list[dict], compared: list[int], arm: np.ndarray, baseline: np.n
     decided = verdicts(pairs, p_holm, p_stability_holm, min_effect)
     loss = pairs.loss
     needed = stats.seeds_needed_rows(loss.sd, loss.delta.n, min_effect)
+    observed = _observed_needs(loss)
     for k, index in enumerate(compared):
         n = int(loss.delta.n[k])
         rows[index].update({
@@ -107,4 +111,13 @@ def _fill(rows: list[dict], compared: list[int], arm: np.ndarray, baseline: np.n
             "delta_ci_low": float(loss.delta.low[k]), "delta_ci_high": float(loss.delta.high[k]),
             "p": float(loss.p[k]), "p_holm": float(p_holm[k]), "survivors_only": bool(pairs.survivors_only[k]),
             "verdict": str(decided[k]), "seeds_needed": None if math.isnan(needed[k]) else int(needed[k]),
+            OBSERVED: None if math.isnan(observed[k]) else int(observed[k]),
         })
+
+
+def _observed_needs(loss) -> np.ndarray:
+    """`seeds_needed` of each row with its own observed |delta| as the effect (NaN where there is none)."""
+    effect = np.abs(loss.delta.mean)
+    known = np.isfinite(effect) & (effect > 0)
+    needed = stats.seeds_needed_rows(np.where(known, loss.sd, np.nan), loss.delta.n, np.where(known, effect, 1.0))
+    return np.where(known, needed, np.nan)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from analysis.errors import AnalysisError, closest
 from db.sql import quote_literal
@@ -20,6 +21,8 @@ FINISHED = ("completed", "diverged")  # results: what means and tests are made o
 # cell is reported, not waited for; every other count (completed, diverged, pruned, …) is a cell that is done.
 UNFINISHED = ("running", "pending")
 NOT_COUNTS = ("sweep", "question", "baseline", "axes", "n_cells", "created_at")
+RESUMABLE = ("interrupted", "crashed")  # waiting cells that a stop left behind (the view counts them as pending)
+FINISHED_STATE, RUNNING_STATE, INTERRUPTED_STATE = "finished", "running", "interrupted"
 
 
 def membership_sql(con, sweep: str) -> str:
@@ -44,6 +47,8 @@ class SweepInfo:
     axes: list[str] = field(default_factory=list)
     n_cells: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # cells by status, as the `sweeps` view counts them
+    resumable: int = 0  # waiting cells that were interrupted or crashed (to be resumed)
+    runner: bool | None = None  # whether the sweep's runner is known to be alive (None: not known)
 
     @property
     def n_done(self) -> int:
@@ -54,6 +59,21 @@ class SweepInfo:
     def running(self) -> bool:
         """Any cell still waiting or running."""
         return any(self.counts.get(status, 0) for status in UNFINISHED)
+
+    @property
+    def state(self) -> str:
+        """'finished' (nothing waits or runs); 'running' while a cell trains, or the runner is known to be alive,
+        or cells are merely pending (a worker may be between cells); 'interrupted' when cells wait, none trains,
+        and a stop left some interrupted or crashed, or the runner is known to have ended."""
+        if not self.running:
+            return FINISHED_STATE
+        if self.counts.get("running") or self.runner:
+            return RUNNING_STATE
+        return INTERRUPTED_STATE if self.runner is False or self.resumable else RUNNING_STATE
+
+    def with_runner(self, alive: bool | None) -> "SweepInfo":
+        """This progress, with what is known of the runner."""
+        return replace(self, runner=alive)
 
     def progress(self) -> str:
         """'12 of 24 cells; partial' while running, '24 of 24 cells' (plus failures) when done."""
@@ -75,7 +95,8 @@ def sweep_info(con, sweep: str) -> SweepInfo:
     row = dict(zip([column[0] for column in result.description], found))
     counts = {name: value for name, value in row.items() if name not in NOT_COUNTS}
     axes = json.loads(row["axes"]) if row["axes"] else []
-    return SweepInfo(sweep, row["question"], row["baseline"], axes, row["n_cells"], counts)
+    resumable = con.execute(f"SELECT count(*) FROM sweep_cells WHERE sweep = ? AND status IN {RESUMABLE}", [sweep]).fetchone()[0]
+    return SweepInfo(sweep, row["question"], row["baseline"], axes, row["n_cells"], counts, resumable)
 
 
 @dataclass
@@ -107,6 +128,17 @@ class SweepSource:
     def arms(self) -> list[str]:
         """The arms that have a run, by name."""
         return [arm for (arm,) in self.rows("SELECT DISTINCT arm FROM sweep_runs ORDER BY arm")]
+
+    @cached_property
+    def labels(self) -> dict[str, str]:
+        """arm → its display label, for the arms the plan labels (`sweep_cells.arm_label`)."""
+        return dict(self.rows(
+            f"SELECT arm, any_value(arm_label) FROM sweep_cells WHERE sweep = {quote_literal(self.info.name)} "
+            "AND arm_label IS NOT NULL GROUP BY arm"))
+
+    def shown(self, arm: str) -> str:
+        """What tables and legends call `arm`: its label, else its name."""
+        return self.labels.get(arm, arm)
 
     @property
     def n_finished_runs(self) -> int:

@@ -132,8 +132,9 @@ def seeds_needed(sd: float, n: int, min_effect: float, power: float = POWER) -> 
     return None if math.isnan(needed) else int(needed)
 
 
-def seeds_needed_rows(sd, n, min_effect: float, power: float = POWER) -> np.ndarray:
-    """`seeds_needed` of each (sd, n), as floats (NaN: unknown); one power computation per step for all rows."""
+def seeds_needed_rows(sd, n, min_effect, power: float = POWER) -> np.ndarray:
+    """`seeds_needed` of each (sd, n), as floats (NaN: unknown); one power computation per step for all rows.
+    `min_effect` is one number, or one per row."""
     sd, n = np.asarray(sd, dtype=float), np.asarray(n, dtype=int)
     unknown = (n < 2) | np.isnan(sd) | ((sd == 0) & (n < ZERO_SPREAD_PAIRS))
     with np.errstate(invalid="ignore", divide="ignore"):

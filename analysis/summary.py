@@ -7,9 +7,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from analysis.cells import METRIC, MIN_EFFECT
-from analysis.compare import compare, resolve_baseline
-from analysis.comparison import COLUMNS
+from analysis.compare import finished_cells
+from analysis.comparison import COLUMNS, OBSERVED, comparison_table
 from analysis.frames import Sweep
+from analysis.headline import Headline, headlines
 from analysis.scale import ScaleComparison, compare_across
 from analysis.sensitivity import lr_sensitivity
 from analysis.stability import stability
@@ -21,9 +22,10 @@ PER_ARM_COLUMNS = [
     "divergence_rate", "median_diverged_step", "loss_spikes", "spike_score", "peak_attn_logit", "peak_layer",
     "logit_growth", "log_z_growth",
 ]
-# Of those, the ones the report's summary shows beside each comparison row.
-BESIDE_COMPARISON = ["best_lr", "lr_sensitivity", "spike_score", "divergence_rate", "median_diverged_step", "peak_attn_logit"]
-COUNTS = ("seeds", "n_pairs", "arm_diverged", "baseline_diverged", "n", "seeds_needed")
+# The report's compact per-arm table: the answer at each arm's best LR, then where and how stably it trains.
+COMPACT_COLUMNS = ["arm", "verdict", "delta", "delta_ci_low", "delta_ci_high", "n", "best_lr", "lr_sensitivity",
+                   "diverged", "runs", "peak_attn_logit"]
+COUNTS = ("seeds", "n_pairs", "arm_diverged", "baseline_diverged", "n", "seeds_needed", OBSERVED)
 
 
 @dataclass
@@ -34,24 +36,31 @@ class Analysis:
     metric: str
     baseline: str
     min_effect: float
-    comparison: pd.DataFrame  # analysis.comparison.COLUMNS, one row per (arm, lr)
+    comparison: pd.DataFrame  # analysis.comparison.COLUMNS and OBSERVED, one row per (arm, lr)
     sensitivity: pd.DataFrame  # one row per arm
     stability: pd.DataFrame  # one row per arm
     scale: ScaleComparison | None  # when the sweep has a scale axis
-    sql: list[str]  # the SQL behind the summary table
+    sql: list[str]  # the SQL behind the tables
+    headlines: list[Headline]  # each arm at its best LR against the baseline at its best LR
 
     def per_arm(self) -> pd.DataFrame:
         """`PER_ARM_COLUMNS`, one row per arm: its LR sensitivity and stability side by side."""
         return per_arm_table(self.sensitivity, self.stability)
 
-    def table(self) -> pd.DataFrame:
-        """The report's summary: the comparison rows with each arm's LR sensitivity and stability beside them."""
-        return self.comparison.merge(self.per_arm()[["arm", *BESIDE_COMPARISON]], on="arm", how="left")
+    def compact(self) -> pd.DataFrame:
+        """`COMPACT_COLUMNS`, one row per arm (the baseline first): its headline comparison, best LR, LR
+        sensitivity, divergences and peak attention logit."""
+        rows = [{"arm": self.baseline, "verdict": "baseline"}] + [{"arm": h.arm, **h.row} for h in self.headlines]
+        answer = pd.DataFrame(rows).reindex(columns=["arm", "verdict", "delta", "delta_ci_low", "delta_ci_high", "n"])
+        answer["n"] = answer["n"].astype("Int64")
+        per_arm = self.per_arm()
+        arms = pd.DataFrame({"arm": [self.baseline] + [a for a in per_arm["arm"] if a != self.baseline]})
+        return arms.merge(answer, on="arm", how="left").merge(per_arm, on="arm", how="left")[COMPACT_COLUMNS]
 
 
 def comparison_frame(rows: list[dict]) -> pd.DataFrame:
-    """`compare`'s rows as a frame with exactly its COLUMNS (counts nullable integers, survivors_only nullable)."""
-    frame = pd.DataFrame(rows, columns=COLUMNS)
+    """`compare`'s rows as a frame with its COLUMNS and OBSERVED (counts nullable integers, survivors_only nullable)."""
+    frame = pd.DataFrame(rows, columns=[*COLUMNS, OBSERVED])
     for column in COUNTS:
         frame[column] = frame[column].astype("Int64")
     frame["survivors_only"] = frame["survivors_only"].astype("boolean")
@@ -60,14 +69,15 @@ def comparison_frame(rows: list[dict]) -> pd.DataFrame:
 
 def analyse(sweep: Sweep, metric: str = METRIC, baseline: str | None = None, min_effect: float = MIN_EFFECT) -> Analysis:
     """Run every analysis of `sweep` (AnalysisError for an unknown metric or baseline, or no finished runs)."""
-    comparison = comparison_frame(compare(sweep, metric, baseline, min_effect))
-    baseline = resolve_baseline(sweep, baseline)
+    cells = finished_cells(sweep, metric, baseline)
+    comparison = comparison_frame(comparison_table(cells, min_effect))
     sensitivity, sensitivity_sql = lr_sensitivity(sweep, metric)
     stable, stability_sql = stability(sweep, metric)
+    best_lr = dict(zip(sensitivity["arm"], sensitivity["best_lr"]))
     comparison_sql = sweep.sql(f"SELECT arm, lr, seed, status, {quote_ident(metric)} FROM sweep_runs ORDER BY arm, lr, seed")
     return Analysis(
-        sweep, metric, baseline, min_effect, comparison, sensitivity, stable, compare_across(sweep, metric),
-        [comparison_sql, *sensitivity_sql, stability_sql],
+        sweep, metric, cells.baseline, min_effect, comparison, sensitivity, stable, compare_across(sweep, metric),
+        [comparison_sql, *sensitivity_sql, stability_sql], headlines(cells, best_lr, min_effect),
     )
 
 

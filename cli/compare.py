@@ -83,13 +83,13 @@ def _missing(value) -> bool:
 
 
 def read_cells(results_dir, sweep: str, metric: str, baseline: str | None):
-    """The sweep's checked `analysis.cells.Cells` and, while it runs, its progress line."""
+    """The sweep's checked `analysis.cells.Cells`, its progress line while it runs, and its arms' display labels."""
     from analysis.compare import finished_cells
     from analysis.source import open_sweep
 
     source = open_sweep(results_dir, sweep)
     cells = finished_cells(source, metric, baseline)
-    return cells, source.info.progress() if source.info.running else None
+    return cells, source.info.progress() if source.info.running else None, source.labels
 
 
 def across(args: argparse.Namespace) -> tuple[list[dict], list[str], str | None]:
@@ -116,7 +116,7 @@ def comparison(args: argparse.Namespace) -> tuple[list[dict], list[str], str | N
         from analysis.cells import add_selection
         from analysis.comparison import COLUMNS, comparison_table
 
-        cells, partial = reading.result()
+        cells, partial, labels = reading.result()
     rows = comparison_table(cells, args.min_effect)
     COLUMNS = [*COLUMNS, *add_selection(rows, cells)]  # in a search: how each arm's seed outcomes were chosen
     if args.sequential:
@@ -124,6 +124,8 @@ def comparison(args: argparse.Namespace) -> tuple[list[dict], list[str], str | N
 
         add_sequential(rows, cells, args.min_effect)
         COLUMNS = [*COLUMNS, *SEQUENTIAL_COLUMNS]
+    for row in rows:  # arms by their display labels, where the plan gives them
+        row["arm"] = labels.get(row["arm"], row["arm"])
     return rows, COLUMNS, partial
 
 

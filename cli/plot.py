@@ -8,10 +8,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cli.out_path import check_out_path
 from cli.sweep_options import add_sweep_options
 from harness.config.base import ConfigError, closest
 
 SUFFIXES = (".png", ".svg", ".pdf")
+EMA = 0.6  # = analysis.explore.payload.DEFAULT_EMA: light smoothing by default, as in the report
 
 
 def register(subparsers) -> None:
@@ -22,7 +24,8 @@ def register(subparsers) -> None:
     parser.add_argument("figure", metavar="FIGURE", help="curves, lr, attention, logits, spikes, cost or compute")
     add_sweep_options(parser, min_effect=False)
     parser.add_argument("--out", required=True, metavar="FILE", help="output file: .png, .svg or .pdf")
-    parser.add_argument("--ema", type=float, metavar="W", help="smooth each run's training loss (curves): weight of the past, 0 < W < 1")
+    parser.add_argument("--ema", type=float, default=EMA, metavar="W",
+                        help=f"smooth each run's training loss (curves): weight of the past, 0 <= W < 1 (default: {EMA}; 0: none)")
     parser.add_argument("--log", action="store_true", help="log axes for the loss curves")
     parser.set_defaults(handler=run)
 
@@ -37,8 +40,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.suffix.lower() not in SUFFIXES:
         raise ConfigError(f"--out {args.out!r} must end in {', '.join(SUFFIXES)} (the format follows the suffix).")
-    if args.ema is not None and not 0 < args.ema < 1:
-        raise ConfigError(f"--ema {args.ema!r} is invalid: the weight of the past must lie strictly between 0 and 1.")
+    check_out_path("--out", out)
+    if not 0 <= args.ema < 1:
+        raise ConfigError(f"--ema {args.ema!r} is invalid: the weight of the past must be at least 0 (none) and below 1.")
     from analysis.frames import load_sweep
     from analysis.plots import make_context
 

@@ -1,4 +1,4 @@
-"""`harness report`: write a sweep's self-contained HTML report, or serve it on localhost with `--serve`.
+"""`harness report`: write a sweep's self-contained HTML report, or serve it with `--serve`.
 
 The analysis packages are imported inside the handler so `harness --help` stays instant.
 """
@@ -7,37 +7,47 @@ from __future__ import annotations
 
 import argparse
 
+from cli.serve_options import add_serve_options, serve_until_interrupted
 from cli.sweep_options import add_sweep_options
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "report", help="write a sweep's HTML report (summary table, figures, their SQL); --serve to view it live",
-        description="One self-contained HTML file: the ablation's question, a sortable summary, every figure and "
-        "the SQL behind it. While the sweep runs the page reloads itself and is labelled partial.",
+        "report", help="write a sweep's HTML report (the answer, tables, interactive figures, their SQL); --serve to view it live",
+        description="One self-contained HTML file: the ablation's question and its answer, a compact per-arm table, the "
+        "comparison by arm and LR, interactive figures and the SQL behind each. While the sweep runs the page reloads itself.",
     )
     add_sweep_options(parser)
     parser.add_argument("--out", metavar="FILE", help="where to write (default: <results>/sweeps/SWEEP/report.html)")
-    parser.add_argument("--serve", action="store_true", help="then serve the page on localhost until Ctrl-C")
-    parser.add_argument("--port", type=int, default=8765, help="port for --serve (default: 8765; 0 picks a free one)")
+    parser.add_argument("--serve", action="store_true", help="then serve the page until Ctrl-C (`harness dashboard` serves every sweep)")
+    add_serve_options(parser, "the page with --serve")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write the report and print its path; with --serve, keep serving it."""
+    """Bind the port first (with --serve), so a bad or busy port is refused before the report is rewritten;
+    then write the report and print its path; with --serve, keep serving it."""
+    from pathlib import Path
+
     from analysis.report import write_report
+    from analysis.report.serve import check_port, make_server
+    from analysis.report.write import default_path
+    from cli.out_path import check_out_path
 
-    path = write_report(args.results, args.sweep, args.out, metric=args.metric, baseline=args.baseline, min_effect=args.min_effect)
+    if args.out:
+        check_out_path("--out", args.out)
+    if not args.serve:
+        print(write_report(args.results, args.sweep, args.out, metric=args.metric, baseline=args.baseline,
+                           min_effect=args.min_effect), flush=True)
+        return 0
+    check_port(args.port)
+    path = Path(args.out) if args.out else default_path(args.results, args.sweep)
+    server = make_server(path, args.host, args.port)
+    try:
+        write_report(args.results, args.sweep, path, metric=args.metric, baseline=args.baseline, min_effect=args.min_effect)
+    except BaseException:
+        server.server_close()
+        raise
     print(path, flush=True)
-    if args.serve:
-        from analysis.report.serve import make_server
-
-        server = make_server(path, port=args.port)
-        print(f"serving http://127.0.0.1:{server.server_address[1]}/{path.name} (Ctrl-C to stop)", flush=True)
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            server.server_close()
+    serve_until_interrupted(server, path.name)
     return 0

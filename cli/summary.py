@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     check_metric(sweep, args.metric)
     check_finished(sweep)
     table, _ = per_arm(sweep, args.metric)
+    table["arm"] = table["arm"].map(sweep.shown)  # by display label, where the plan gives one
     if sweep.info.running:
         print(f"harness summary: sweep {args.sweep!r} is still running: {sweep.info.progress()}", file=sys.stderr)
     print_result(format_rows(frame_rows(table), list(table.columns), args.format))

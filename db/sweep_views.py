@@ -2,7 +2,8 @@
 
 A sweep with a plan is exactly its plan's cells (a cell with no run yet is `pending`). Runs whose manifest
 names a sweep that has no plan (written with `db.RunWriter` or `harness run --sweep`) form an implicit
-sweep: their own arm and seed, `lr` from their config.
+sweep: their own arm and seed, `lr` from their config. `arm_label` is the arm's display label from the plan
+(NULL: show its name; always NULL in an implicit sweep).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pyarrow as pa
 from db.sweeps import CELL_SCHEMA, sweep_files
 from db.sql import quote_literal
 
-PLAN_COLUMNS = ["sweep", "arm", "lr", "seed", "trial", "confirms", "run_id", "cell", "matched_residual", "steps", "arm_values"]
+PLAN_COLUMNS = ["sweep", "arm", "arm_label", "lr", "seed", "trial", "confirms", "run_id", "cell", "matched_residual", "steps", "arm_values"]
 # Cells still to train: interrupted and crashed runs are resumed by the next worker that claims them.
 WAITING = ("pending", "interrupted", "crashed")
 
@@ -54,7 +55,7 @@ def create_sweep_views(con, results_dir: str) -> None:
         SELECT p.*, coalesce(r.status, 'pending') AS status
         FROM _plans p LEFT JOIN runs r USING (run_id)
         UNION ALL BY NAME
-        SELECT r.sweep, r.arm, {run_lr}::DOUBLE AS lr, r.seed, NULL::BIGINT AS trial, NULL::BIGINT AS confirms, r.run_id,
+        SELECT r.sweep, r.arm, NULL::VARCHAR AS arm_label, {run_lr}::DOUBLE AS lr, r.seed, NULL::BIGINT AS trial, NULL::BIGINT AS confirms, r.run_id,
             NULL::BIGINT AS cell,
             NULL::DOUBLE AS matched_residual, NULL::BIGINT AS steps, NULL::VARCHAR AS arm_values, r.status
         FROM runs r

@@ -29,7 +29,7 @@ CELLS_FILE = "cells.parquet"
 SWEEP_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]{0,199}$")
 
 CELL_SCHEMA = pa.schema([
-    ("sweep", pa.string()), ("arm", pa.string()), ("lr", pa.float64()), ("seed", pa.int64()),
+    ("sweep", pa.string()), ("arm", pa.string()), ("arm_label", pa.string()), ("lr", pa.float64()), ("seed", pa.int64()),
     ("trial", pa.int64()), ("confirms", pa.int64()), ("run_id", pa.string()), ("cell", pa.int64()),
     ("matched_residual", pa.float64()), ("steps", pa.int64()), ("arm_values", pa.string()), ("model", pa.string()), ("train", pa.string()),
     ("data", pa.string()),

@@ -13,14 +13,11 @@ import matplotlib
 
 matplotlib.use("Agg")  # before anything imports pyplot (seaborn does): never ask for a display
 
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from scipy import stats  # noqa: E402
-
+from analysis.bands import seed_band  # noqa: E402,F401  (the figures' band rule, imported with the rest from here)
 from analysis.frames import Sweep  # noqa: E402
-from analysis.stats import CONFIDENCE  # noqa: E402
 
 STYLE = "whitegrid"
 PANEL = (4.2, 3.4)  # inches per panel, its labels included
@@ -40,17 +37,21 @@ class Context:
     metric: str
     baseline: str
     best_lr: dict[str, float]  # arm → its best LR (curves are drawn there)
-    ema: float | None = None  # smoothing of training curves: weight of the past, 0 < ema < 1
+    ema: float | None = None  # smoothing of training curves: weight of the past, 0 <= ema < 1 (0 or None: none)
     log: bool = False  # log axes for loss curves
     colors: dict[str, tuple] = field(init=False)
 
     def __post_init__(self) -> None:
         self.colors = arm_colors(self.sweep.arms, self.baseline)
 
+    def label(self, arm: str) -> str:
+        """The arm as legends and tick labels show it: its display label, else its name (as matplotlib text)."""
+        return shown(self.sweep.shown(arm))
+
     @property
     def name_chars(self) -> int:
-        """Length of the longest arm name (legends and tick labels are sized to it)."""
-        return max(map(len, self.colors))
+        """Length of the longest arm label (legends and tick labels are sized to it)."""
+        return max(len(self.label(arm)) for arm in self.colors)
 
     @property
     def top_lr(self) -> dict[str, float]:
@@ -128,19 +129,11 @@ def at_lr(frame: pd.DataFrame, chosen: dict[str, float]) -> pd.DataFrame:
     return frame[wanted.isna() | (frame["lr"] == wanted) | (frame["lr"].isna() & wanted.isna())]
 
 
-def seed_band(frame: pd.DataFrame, by: list[str], value: str = "value") -> pd.DataFrame:
-    """Mean over runs of `value` per `by`, with its 95% t-interval (low = high = mean for a single run)."""
-    band = frame.groupby(by, dropna=False)[value].agg(mean="mean", sd="std", n="count").reset_index()
-    with np.errstate(invalid="ignore", divide="ignore"):  # one run: no interval, drawn as the line itself
-        low, high = stats.t.interval(CONFIDENCE, band["n"] - 1, loc=band["mean"], scale=band["sd"] / np.sqrt(band["n"]))
-    return band.assign(low=np.where(np.isnan(low), band["mean"], low), high=np.where(np.isnan(high), band["mean"], high))
-
-
 def draw_bands(ax, band: pd.DataFrame, ctx: Context, x: str = "step") -> None:
     """One line per arm with its seed band, in the arm's colour."""
     for arm, rows in band.groupby("arm"):
         rows = rows.sort_values(x)
-        ax.plot(rows[x], rows["mean"], color=ctx.colors[arm], label=shown(arm), linewidth=1.5, marker="o" if len(rows) < FEW_POINTS else None)
+        ax.plot(rows[x], rows["mean"], color=ctx.colors[arm], label=ctx.label(arm), linewidth=1.5, marker="o" if len(rows) < FEW_POINTS else None)
         ax.fill_between(rows[x], rows["low"], rows["high"], color=ctx.colors[arm], alpha=0.2, linewidth=0)
 
 

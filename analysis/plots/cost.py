@@ -4,22 +4,27 @@ from __future__ import annotations
 
 from matplotlib.ticker import EngFormatter
 
-from analysis.plots.base import Context, Plot, panels, shown
+from analysis.plots.base import Context, Plot, panels
 
 SERIES = (("params", "parameters"), ("flops_per_token", "training FLOPs per token"))
+CAPTION = "As recorded when each run opened (analytic counts from harness.calc); an arm without them shows 0."
 
 
-def figure(ctx: Context) -> Plot:
+def counts(ctx: Context):
+    """Parameters and FLOPs per token of each arm, in the figures' arm order (baseline first), and the SQL."""
     frame, sql = ctx.sweep.frame("""
         SELECT arm, max(params) AS params, max(flops_per_token) AS flops_per_token
         FROM sweep_runs GROUP BY arm ORDER BY arm
     """)
-    frame = frame.set_index("arm").reindex(list(ctx.colors)).reset_index()
+    return frame.set_index("arm").reindex(list(ctx.colors)).reset_index(), sql
+
+
+def figure(ctx: Context) -> Plot:
+    frame, sql = counts(ctx)
     fig, axes = panels(len(SERIES), label_chars=ctx.name_chars)
     for ax, (column, label) in zip(axes, SERIES):
-        ax.barh([shown(arm) for arm in frame["arm"]], frame[column].fillna(0), color=[ctx.colors[a] for a in frame["arm"]])
+        ax.barh([ctx.label(arm) for arm in frame["arm"]], frame[column].fillna(0), color=[ctx.colors[a] for a in frame["arm"]])
         ax.invert_yaxis()
         ax.xaxis.set_major_formatter(EngFormatter())
         ax.set(xlabel=label, title=label)
-    caption = "As recorded when each run opened (analytic counts from harness.calc); an arm without them shows 0."
-    return Plot("cost", "Parameters and FLOPs per arm", caption, [sql], fig)
+    return Plot("cost", "Parameters and FLOPs per arm", CAPTION, [sql], fig)

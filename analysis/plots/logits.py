@@ -2,25 +2,33 @@
 
 from __future__ import annotations
 
+from analysis.bands import describe
 from analysis.frames import curves as curve_frame
 from analysis.plots.base import Context, Plot, at_lr, draw_bands, legend, no_data, panels, seed_band
 
 SERIES = (("output_logit_max_abs", "max |output logit|", "log"), ("output_log_z_mean", "mean log Z", "linear"))
+CAPTION = ("Output-logit signals on the fixed probe batch, mean over finished seeds at each arm's largest LR; growing "
+           f"log Z is what z-loss counters (Chowdhery et al. 2022, Wortsman et al. 2023). {describe()}")
+
+
+def series(ctx: Context):
+    """Each series' per-run curves of finished runs at every LR, and the SQL."""
+    frames, sql = {}, []
+    for name, _, _ in SERIES:
+        frames[name], text = curve_frame(ctx.sweep, name, statuses=("completed", "diverged"))
+        sql.append(text)
+    return frames, sql
 
 
 def figure(ctx: Context) -> Plot:
+    frames, sql = series(ctx)
     fig, axes = panels(len(SERIES), legend_chars=ctx.name_chars)
-    sql = []
     for ax, (name, label, scale) in zip(axes, SERIES):
-        frame, text = curve_frame(ctx.sweep, name, statuses=("completed", "diverged"))
-        sql.append(text)
-        frame = at_lr(frame, ctx.top_lr)
+        frame = at_lr(frames[name], ctx.top_lr)
         if frame.empty:
             no_data(ax, label)
             continue
         draw_bands(ax, seed_band(frame, ["arm", "step"]), ctx)
         ax.set(yscale=scale, xlabel="step", ylabel=label, title=label)
     legend(fig, axes)
-    caption = ("Output-logit signals on the fixed probe batch, mean over finished seeds at each arm's largest LR with "
-               "a 95% band; growing log Z is what z-loss counters (Chowdhery et al. 2022, Wortsman et al. 2023).")
-    return Plot("logits", "Output-logit growth", caption, sql, fig)
+    return Plot("logits", "Output-logit growth", CAPTION, sql, fig)

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+from analysis.bands import describe, seed_band
 from analysis.facets import arm_values, facet_switch
 from analysis.plots.base import Context, Plot, legend, no_data, panels, shown
-from analysis.sensitivity import lr_curve
+from analysis.sensitivity import run_losses
+
+
+def points(ctx: Context):
+    """Per (arm, lr): mean ℓ over seeds with its band (mean, n, low, high) and diverged runs; the runs frame
+    (`analysis.sensitivity.run_losses`); the SQL."""
+    runs, sql = run_losses(ctx.sweep, ctx.metric)
+    band = seed_band(runs, ["arm", "lr"], "loss")
+    diverged = runs.groupby(["arm", "lr"], dropna=False)["diverged"].sum().rename("diverged").reset_index()
+    return band.merge(diverged, on=["arm", "lr"], how="left"), runs, sql
 
 
 def figure(ctx: Context) -> Plot:
-    """ℓ(η) per arm (diverged runs count as the loss at initialization); crosses mark LRs with divergences."""
-    curve, sql = lr_curve(ctx.sweep, ctx.metric)
+    """ℓ(η) per arm with a seed band as error bars (diverged runs count as the loss at initialization);
+    crosses mark LRs with divergences."""
+    curve, _, sql = points(ctx)
     switch = facet_switch(ctx.sweep)
     values = arm_values(ctx.sweep, switch) if switch else None
     facets = sorted(values.unique()) if values is not None else [None]
@@ -19,14 +30,16 @@ def figure(ctx: Context) -> Plot:
         if rows["lr"].isna().all():
             no_data(ax, "learning rate")
             continue
-        for arm, points in rows.groupby("arm"):
-            points = points.sort_values("lr")
-            ax.plot(points["lr"], points["loss"], marker="o", color=ctx.colors[arm], label=shown(arm))
-            hit = points[points["diverged"] > 0]
-            ax.scatter(hit["lr"], hit["loss"], marker="x", s=80, color=ctx.colors[arm], zorder=3)
+        for arm, found in rows.groupby("arm"):
+            found = found.sort_values("lr")
+            ax.errorbar(found["lr"], found["mean"], yerr=[found["mean"] - found["low"], found["high"] - found["mean"]],
+                        marker="o", capsize=3, color=ctx.colors[arm], label=ctx.label(arm))
+            hit = found[found["diverged"] > 0]
+            ax.scatter(hit["lr"], hit["mean"], marker="x", s=80, color=ctx.colors[arm], zorder=3)
         ax.set(xscale="log", xlabel="learning rate", ylabel=ctx.metric, title=shown(f"{switch}={facet}") if facet is not None else None)
     legend(fig, axes)
     caption = (f"Mean {ctx.metric} over each arm's finished seeds at each LR; a diverged run counts as the loss "
-               "at initialization ℓ₀ (the loss at step 0), and an × marks an LR where some seed diverged. "
-               "One panel per value of the scale axis, or of the grid's second switch when the grid is a product over it.")
+               f"at initialization ℓ₀ (the loss at step 0), and an × marks an LR where some seed diverged. "
+               f"{describe('Each error bar')} One panel per value of the scale axis, or of the grid's second switch when the grid "
+               "is a product over it.")
     return Plot("lr", "Loss against learning rate", caption, sql, fig)

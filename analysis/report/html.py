@@ -1,8 +1,7 @@
-"""HTML pieces of the report: escaped text, formatted numbers, the sortable table, a figure with its SQL."""
+"""HTML pieces of the report: escaped text, formatted numbers, the sortable table, the SQL folds."""
 
 from __future__ import annotations
 
-import base64
 import math
 from html import escape
 
@@ -53,15 +52,10 @@ def table(frame: pd.DataFrame, labelled: tuple[str, ...] = ()) -> str:
 
 
 def sql_block(queries: list[str]) -> str:
-    """The SQL behind a table or figure, folded; each query runs as it is in `harness db query`."""
-    body = "\n\n".join(escape(q) for q in queries)
-    return f"<details><summary>SQL</summary><pre>{body}</pre></details>"
-
-
-def figure(title: str, caption: str, png: bytes, queries: list[str]) -> str:
-    """A figure embedded as a data URI (the page needs no other file and no network)."""
-    data = base64.b64encode(png).decode("ascii")
-    return (
-        f"<figure><h3>{escape(title)}</h3><img alt=\"{escape(title)}\" src=\"data:image/png;base64,{data}\">"
-        f"<figcaption>{escape(caption)}</figcaption>{sql_block(queries)}</figure>"
+    """The SQL behind a table or figure, each query folded on its own: one statement that runs as it is in
+    `harness db query "<statement>"`."""
+    return "".join(
+        f'<details class="sql"><summary>SQL{f" {i + 1} of {len(queries)}" if len(queries) > 1 else ""}</summary>'
+        f"<pre>{escape(query.strip())}</pre></details>"
+        for i, query in enumerate(queries)
     )

@@ -7,8 +7,9 @@ Protocol: the runner writes one line to stdin per finished cell. Imports happen 
 starts as soon as a line arrives; lines that arrive during a rewrite are answered by the next one, so every
 finished cell is followed by a rewrite that read the store after it finished. After each rewrite one line
 goes to stdout: `wrote <lines answered so far> partial|finished` (what the page shows) or
-`failed <lines answered so far> <message>`. At end of
-input the process exits, and only then: it ignores SIGINT and SIGTERM, which reach it with the runner's
+`failed <lines answered so far> <message>`. At end of input the runner has ended: if the last page showed
+cells waiting and none training, it is drawn once more as interrupted (it stops reloading). Then the process
+exits, and only then: it ignores SIGINT and SIGTERM, which reach it with the runner's
 process group, so that the runner can still ask for a last rewrite after a Ctrl-C. It runs at nice `NICE`
 in the runner's session (a session of its own would be a scheduler autogroup of its own, where nice counts
 for nothing against the workers), so it takes only the CPU the workers leave. A log line per rewrite goes to
@@ -59,20 +60,25 @@ def serve(results_dir: str, sweep: str, fd: int = 0, answers=None) -> None:
 
     answers = answers or sys.stdout
     out = default_path(results_dir, sweep)
-    answered = 0
+    answered, last = 0, None
     for count in requests(fd):
         answered += count
         started = time.monotonic()
         try:
-            page, info = render_report(results_dir, sweep)
-            write_page(page, out)
+            last = render_report(results_dir, sweep, runner=True)  # the runner is alive while it writes to us
+            write_page(last.page(), out)
         except Exception as error:  # the report is a view: say why, keep answering
             message = " ".join(f"{type(error).__name__}: {error}".split())
-            print(f"failed {answered} {message}", file=answers, flush=True)
-            log(f"failed after {time.monotonic() - started:.1f} s: {message}")
+            log(f"failed after {time.monotonic() - started:.1f} s: {message}")  # logged before the answer: a runner
+            print(f"failed {answered} {message}", file=answers, flush=True)  # that got the answer finds the line
+            last = None
             continue
-        print(f"wrote {answered} {'partial' if info.running else 'finished'}", file=answers, flush=True)
-        log(f"{info.progress()} in {time.monotonic() - started:.1f} s → {out}")
+        log(f"{last.info.progress()} in {time.monotonic() - started:.1f} s → {out}")
+        print(f"wrote {answered} {'partial' if last.info.running else 'finished'}", file=answers, flush=True)
+    if last is not None and last.info.running and not last.info.counts.get("running"):
+        stopped = last.stopped()  # the runner has ended with cells left, and no cell trains: nothing will rewrite it
+        write_page(stopped.page(), out)
+        log(f"{stopped.info.state}: {stopped.info.progress()}; the page no longer reloads → {out}")
 
 
 def one_thread_per_library() -> None:

@@ -1,69 +1,49 @@
-"""The report page: one self-contained HTML file (styles, script and figures inline; no network).
+"""The report page: one self-contained HTML file (styles, scripts and figures inline; no network).
 
-While the sweep runs the page reloads itself every `REFRESH_SECONDS` and says how far the sweep got; a
-finished sweep's page has no refresh.
+It leads with the answer (`analysis.report.answer`), then the per-(arm, LR) table, the comparison across
+scales, the figures and how the numbers were computed. While the sweep runs the page reloads itself every
+`REFRESH_SECONDS` (a pause button, and exploring a figure, stop that); a finished sweep's page, and an
+interrupted one's (nothing rewrites it until the sweep is resumed), do not reload.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 from html import escape
+from importlib import resources
 
+from analysis.comparison import OBSERVED
+from analysis.report.answer import answer
 from analysis.report.html import sql_block, table
-from analysis.source import SweepInfo
+from analysis.source import INTERRUPTED_STATE, RUNNING_STATE, SweepInfo
 from analysis.stats import ALPHA
 
 REFRESH_SECONDS = 10
 
-STYLE = """
-body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 78rem; padding: 0 1rem; color: #222; }
-h1 { margin-bottom: .2rem; } .question { font-size: 1.15rem; margin-top: 0; }
-.status { display: inline-block; padding: .2rem .6rem; border-radius: .3rem; background: #e8f4e8; }
-.status.running { background: #fff3cd; }
-.scroll { overflow-x: auto; }
-table { border-collapse: collapse; margin: .6rem 0; font-variant-numeric: tabular-nums; }
-th, td { padding: .25rem .55rem; border-bottom: 1px solid #ddd; text-align: right; }
-th { cursor: pointer; background: #f4f4f4; position: sticky; top: 0; }
-td:first-child, th:first-child { text-align: left; }
-td[data-verdict="better"] { color: #11661f; font-weight: 600; } td[data-verdict="worse"] { color: #a11; font-weight: 600; }
-figure { margin: 1.5rem 0; } figure img { max-width: 100%; } figcaption { color: #555; max-width: 60rem; }
-pre { background: #f7f7f7; padding: .6rem; overflow-x: auto; font-size: 12px; }
-.flag { color: #a11; font-weight: 600; }
-"""
 
-# Click a header to sort by it; a second click reverses. Cells carry data-sort (numbers or text; empty last).
-SCRIPT = """
-document.querySelectorAll("table.sortable").forEach(function (table) {
-  table.querySelectorAll("th").forEach(function (th, column) {
-    th.addEventListener("click", function () {
-      var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
-      var ascending = th.dataset.order !== "asc";
-      th.dataset.order = ascending ? "asc" : "desc";
-      rows.sort(function (a, b) {
-        var x = a.cells[column].dataset.sort, y = b.cells[column].dataset.sort;
-        if (x === "" || y === "") return (x === "") - (y === "");
-        var nx = parseFloat(x), ny = parseFloat(y);
-        var order = isNaN(nx) || isNaN(ny) ? x.localeCompare(y) : nx - ny;
-        return ascending ? order : -order;
-      });
-      rows.forEach(function (row) { body.appendChild(row); });
-    });
-  });
-});
-"""
+def static(name: str) -> str:
+    """The text of one of the page's style sheets or scripts (analysis/report/static/)."""
+    return resources.files("analysis.report").joinpath("static", name).read_text(encoding="utf-8")
+
 
 def _status(info: SweepInfo) -> str:
-    if info.running:
-        return f'<p class="status running">{escape(info.progress())}: this page reloads every {REFRESH_SECONDS} s while the sweep runs.</p>'
-    return f'<p class="status">{escape(info.progress())}: finished.</p>'
+    progress = escape(info.progress())
+    if info.state == RUNNING_STATE:
+        return (f'<p class="status running">{progress}: <span id="reload-state">this page reloads every '
+                f'{REFRESH_SECONDS} s while the sweep runs</span>.<button id="reload-toggle" type="button">pause reloading</button></p>')
+    if info.state == INTERRUPTED_STATE:
+        stopped = f"{info.resumable} interrupted or crashed, " if info.resumable else ""
+        return (f'<p class="status interrupted">Interrupted: {progress} ({stopped}{info.counts.get("pending", 0)} waiting in all); '
+                "no worker is running it. Run the same <code>harness sweep</code> command to resume; this page no longer reloads.</p>")
+    return f'<p class="status">{progress}: finished.</p>'
 
 
 def _head(info: SweepInfo) -> str:
-    refresh = f'<meta http-equiv="refresh" content="{REFRESH_SECONDS}">' if info.running else ""
+    reload = f' data-reload="{REFRESH_SECONDS}"' if info.state == RUNNING_STATE else ""
     return (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8">{refresh}'
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>harness report: {escape(info.name)}</title><style>{STYLE}</style></head><body>"
+        f"<title>harness report: {escape(info.name)}</title><style>{static('report.css')}</style></head><body{reload}>"
     )
 
 
@@ -78,26 +58,35 @@ def _intro(info: SweepInfo) -> str:
 
 def _method(analysis) -> str:
     return (
+        "<details class=\"method\"><summary>How these numbers were computed</summary>"
         f"<p>Metric <code>{escape(analysis.metric)}</code>, lower is better; baseline arm "
-        f"<b>{escape(analysis.baseline)}</b>. A run that diverged, or completed with a non-finite metric, is a "
-        "divergence: counted, never averaged in. Each arm is paired with the baseline at the same LR on matched seeds "
-        "(same seed, same data order): <i>n_pairs</i> seeds both have, the divergences of each side on them and "
+        f"<b>{escape(analysis.sweep.shown(analysis.baseline))}</b>. A run that diverged, or completed with a non-finite metric, is a "
+        "divergence: counted, never averaged in. In the table by arm and LR each arm is paired with the baseline at the same LR on "
+        "matched seeds (same seed, same data order): <i>n_pairs</i> seeds both have, the divergences of each side on them and "
         "Fisher's exact test of the two divergence rates (<i>p_stability</i>), and the paired t-test of the loss on "
         "the <i>n</i> seeds both completed (<i>survivors_only</i> when some matched seed diverged); every p-value of "
         f"the table is in one Holm family. Verdict: <i>less stable</i> / <i>more stable</i> when the adjusted divergence "
         f"p &lt; {ALPHA:g}; <i>no CI</i> under two surviving pairs (or zero spread from under three); <i>negligible</i> "
         f"when both diverged as often and the difference's CI lies inside ±{analysis.min_effect:g} nats; <i>better</i> or "
         f"<i>worse</i> when the adjusted loss p &lt; {ALPHA:g} and the side it favours diverged no more often (the survivors "
-        "of the side that diverged more are a selection); else <i>within noise</i>. <i>seeds_needed</i>: matched "
-        f"seeds for 80% power to resolve {analysis.min_effect:g} nats, planned with the 90% upper confidence bound of "
-        "the paired spread. LR sensitivity (Wortsman et al. 2023, §2.2): mean over the LR grid of min(ℓ(η), ℓ₀) − ℓ*, "
-        "a divergence counted as ℓ₀, the loss at step 0.</p>"
+        "of the side that diverged more are a selection); else <i>within noise</i>. Seeds needed: matched seeds for 80% "
+        f"power to resolve ±{analysis.min_effect:g} nats, and to resolve the observed difference, each planned with the "
+        "90% upper confidence bound of the paired spread. LR sensitivity (Wortsman et al. 2023, §2.2): mean over the LR "
+        "grid of min(ℓ(η), ℓ₀) − ℓ*, a divergence counted as ℓ₀, the loss at step 0.</p></details>"
     )
 
 
-def _summary(analysis) -> str:
-    rendered = table(analysis.table(), labelled=("verdict",))
-    return f'<h2>Summary</h2><div class="scroll">{rendered}</div>{sql_block(analysis.sql)}'
+def details_frame(analysis):
+    """The per-(arm, LR) comparison as shown: arm labels, the two seed plans labelled by what they resolve."""
+    frame = analysis.comparison.assign(arm=analysis.comparison["arm"].map(analysis.sweep.shown))
+    return frame.rename(columns={"seeds_needed": f"seeds_needed (±{analysis.min_effect:g})",
+                                 OBSERVED: "seeds_needed (observed Δ)"})
+
+
+def _details(analysis) -> str:
+    rendered = table(details_frame(analysis), labelled=("verdict",))
+    return (f'<h2>By arm and LR</h2><p>Each arm against the baseline at the same LR.</p>'
+            f'<div class="scroll sticky-first" id="details">{rendered}</div>{sql_block(analysis.sql)}')
 
 
 def _scale(analysis) -> str:
@@ -111,15 +100,16 @@ def _scale(analysis) -> str:
     )
     flags = "".join(f'<li class="flag">Ranking reverses: {escape(text)}.</li>' for text in scale.reversals)
     verdict = f"<ul>{flags}</ul>" if flags else f"<p>No resolved reversal across {escape(scale.axis)}.</p>"
-    return f"<h2>Across scales</h2>{method}{verdict}{table(scale.table)}{sql_block(scale.sql)}"
+    return f'<h2>Across scales</h2>{method}{verdict}<div class="scroll">{table(scale.table)}</div>{sql_block(scale.sql)}'
 
 
-def render(info: SweepInfo, analysis=None, figures: list[str] = ()) -> str:
-    """The whole page; with no analysis (nothing finished yet) just the sweep's progress."""
+def render(info: SweepInfo, analysis=None, figures: list[str] = (), scripts: list[str] = ()) -> str:
+    """The whole page; with no analysis (nothing finished yet) just the sweep's progress. `scripts`: the
+    figures' data and scripts (HTML, after the page's own script)."""
     parts = [_head(info), _intro(info)]
     if analysis is None:
         parts.append("<p>No cell has finished yet: results appear here as cells finish.</p>")
     else:
-        parts += [_method(analysis), _summary(analysis), _scale(analysis), "<h2>Figures</h2>", *figures]
-    parts.append(f"<script>{SCRIPT}</script></body></html>")
+        parts += [answer(analysis), _details(analysis), _scale(analysis), "<h2>Figures</h2>", *figures, _method(analysis)]
+    parts += [f"<script>{static('report.js')}</script>", *scripts, "</body></html>"]
     return "".join(parts)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,7 @@ from analysis.cells import METRIC, MIN_EFFECT
 
 if TYPE_CHECKING:
     from analysis.source import SweepInfo
+    from analysis.summary import Analysis
 
 REPORT_FILE = "report.html"
 
@@ -36,32 +38,52 @@ def write_report(
     that says so. AnalysisError (exit 2 in the CLI) for an unknown sweep, metric or baseline, and for a
     sweep that has stopped with no finished run.
     """
-    page, _ = render_report(results_dir, sweep, metric=metric, baseline=baseline, min_effect=min_effect)
+    rendered = render_report(results_dir, sweep, metric=metric, baseline=baseline, min_effect=min_effect)
     out = Path(out) if out is not None else default_path(results_dir, sweep)
-    write_page(page, out)
+    write_page(rendered.page(), out)
     return out
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A sweep's analysed report, ready to become its page; `info` is its progress when it was read."""
+
+    info: SweepInfo
+    analysis: Analysis | None = None
+    figures: list[str] = field(default_factory=list)
+    scripts: list[str] = field(default_factory=list)
+
+    def page(self) -> str:
+        from analysis.report.page import render
+
+        return render(self.info, self.analysis, self.figures, self.scripts)
+
+    def stopped(self) -> "Rendered":
+        """The same report, its runner known to have ended (a page with waiting cells says it is interrupted)."""
+        return replace(self, info=self.info.with_runner(False))
 
 
 def render_report(
     results_dir: str | os.PathLike | None, sweep: str, *,
-    metric: str = METRIC, baseline: str | None = None, min_effect: float = MIN_EFFECT,
-) -> tuple[str, SweepInfo]:
-    """The report page of `sweep` and what the sweep's progress was when it was read (see `write_report`)."""
+    metric: str = METRIC, baseline: str | None = None, min_effect: float = MIN_EFFECT, runner: bool | None = None,
+) -> Rendered:
+    """`sweep`'s analysed report (see `write_report`); `runner`: whether its runner is known to be alive
+    (the live report process: True while its input is open), which decides running from interrupted."""
     from analysis.compare import check_finished
+    from analysis.explore.payload import explore
     from analysis.frames import load_sweep
-    from analysis.plots import FIGURES, make_context
-    from analysis.report.html import figure
-    from analysis.report.page import render
+    from analysis.plots import make_context
+    from analysis.report.figures import scripts, section
     from analysis.summary import analyse
 
     data = load_sweep(results_dir, sweep)
-    if data.finished.empty and data.info.running:
-        return render(data.info), data.info
+    info = data.info.with_runner(runner)
+    if data.finished.empty and info.running:
+        return Rendered(info)
     check_finished(data)
     analysis = analyse(data, metric, baseline, min_effect)
-    context = make_context(data, metric, analysis.baseline)
-    plots = [draw(context) for draw in FIGURES.values()]
-    return render(data.info, analysis, [figure(p.title, p.caption, p.png(), p.sql) for p in plots]), data.info
+    figures, payload = explore(make_context(data, metric, analysis.baseline))
+    return Rendered(info, analysis, section(figures), list(scripts(payload)))
 
 
 def write_page(page: str, out: Path) -> None:

@@ -33,7 +33,8 @@ class Ablation:
     `tune`: {field: LogUniform/Uniform/IntUniform/Choice} makes each arm an Optuna search of `trials` trials
     (`sampler` 'tpe' or 'random', `pruner` 'median' or 'none'), one study per arm, or per arm and seed with
     `tune_per_seed=True`; `confirm_seeds` N reruns each finished study's chosen configuration on N fresh seeds,
-    and the comparison tests those runs instead of the trials the choice was made on."""
+    and the comparison tests those runs instead of the trials the choice was made on. `arms`: {arm name: display
+    label} for tables and legends (over any label the grid gave; names, the arms' identity, never change)."""
 
     name: str
     question: str
@@ -54,6 +55,7 @@ class Ablation:
     pruner: str = "median"
     tune_per_seed: bool = False
     confirm_seeds: int = 0
+    arms: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         from db.sweeps import SWEEP_NAME_PATTERN
@@ -91,6 +93,7 @@ class Ablation:
                 _fail(self.name, f"{name} must be a dict of field values, not {type(value).__name__}")
         self._check_search()
         self._check_confirm()
+        self._check_arms()
         if self.exclude is not None and not callable(self.exclude):
             if not isinstance(self.exclude, (list, tuple)) or not all(isinstance(e, Mapping) for e in self.exclude):
                 _fail(self.name, "exclude must be a predicate (point → bool) or a list of partial dicts")
@@ -122,6 +125,14 @@ class Ablation:
         if self.confirm_seeds and self.tune is None:
             _fail(self.name, f"confirm_seeds={self.confirm_seeds} needs tune=: it reruns a search's chosen configuration "
                              "on fresh seeds, and a grid arm has no choice to confirm (use seeds= for more seeds)")
+
+    def _check_arms(self) -> None:
+        if self.arms is None:
+            return
+        if not isinstance(self.arms, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in self.arms.items()):
+            _fail(self.name, f"arms={self.arms!r} must map arm names to non-empty display labels, e.g. "
+                             "{'base': 'SwiGLU', 'mlp=gelu': 'GELU'}")
 
     def excludes(self, point: Mapping[str, Any]) -> bool:
         """Whether the grid point (its switch values plus `lr`) is left out of the sweep."""

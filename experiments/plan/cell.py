@@ -41,6 +41,7 @@ class Cell:
     matched_residual: int | None = None
     trial: int | None = None
     confirms: int | None = None  # a confirmation cell: the trial whose configuration it reruns on a fresh seed
+    arm_label: str | None = None  # what tables and legends call the arm (None: its name)
 
     @property
     def label(self) -> str:
@@ -50,7 +51,7 @@ class Cell:
     def plan_row(self) -> dict[str, Any]:
         """The cell as a row of `db.write_sweep`'s plan."""
         return {
-            "arm": self.arm, "lr": self.lr, "seed": self.seed, "trial": self.trial, "confirms": self.confirms,
+            "arm": self.arm, "arm_label": self.arm_label, "lr": self.lr, "seed": self.seed, "trial": self.trial, "confirms": self.confirms,
             "run_id": self.run_id,
             "cell": self.index, "steps": self.train.steps,
             "matched_residual": None if self.matched_residual is None else float(self.matched_residual),
@@ -72,4 +73,5 @@ class Cell:
             run_id=row["run_id"], params=calc.params(model), flops_per_token=calc.flops_per_token(model, train.seq_len),
             matched_residual=None if row["matched_residual"] is None else int(row["matched_residual"]),
             trial=row["trial"], confirms=row.get("confirms"),  # plans written before confirmations have no such column
+            arm_label=row.get("arm_label"),  # nor before labels
         )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator, Mapping
 
 from harness import calc
@@ -19,7 +19,7 @@ from harness.config.run_configs import RunConfigs, field_owners, route
 from harness.config.train import TrainConfig
 from experiments.declare.ablation import Ablation
 from experiments.plan.cell import Cell
-from experiments.plan.naming import BASE_ARM, arm_name
+from experiments.plan.naming import BASE_ARM, arm_label, arm_name
 from experiments.search.study import Study
 
 MATCH_TOLERANCE = 0.01  # a matched arm more than 1% off the base's count is not a fair comparison
@@ -205,6 +205,22 @@ def _baseline(ablation: Ablation, arms: dict[str, dict[str, Any]]) -> str:
     return found[0]
 
 
+def arm_labels(ablation: Ablation, base_values: Mapping[str, Any], arms: Mapping[str, Any]) -> dict[str, str]:
+    """arm name → display label: from the labels the grid gave its values, then `Ablation(arms=...)` over them;
+    SweepError for an `arms=` key that names no arm."""
+    labels = {}
+    for point, given in ablation.grid.labelled():
+        label = arm_label(point, given, base_values)
+        if label is not None:
+            labels.setdefault(arm_name(point, base_values), label)
+    for name in ablation.arms or {}:
+        if name not in arms:
+            hint = closest(name, list(arms))
+            raise SweepError(f"ablation {ablation.name!r}: arms= names no arm {name!r}" +
+                             (f"; did you mean {hint!r}?" if hint else f"; arms: {', '.join(arms)}."))
+    return {**{name: label for name, label in labels.items() if name in arms}, **(ablation.arms or {})}
+
+
 def kept_points(ablation: Ablation) -> list[tuple[dict[str, Any], float | None]]:
     """Every (grid point, LR) the sweep runs: the grid × lrs= (None: the base's LR), minus exclude=."""
     pairs = [(dict(point), lr) for point in ablation.grid for lr in (ablation.lrs or (None,))]
@@ -241,6 +257,8 @@ def expand(
     problems.raise_if_any(len(points) * n_seeds)
     if not cells:
         raise SweepError(f"ablation {ablation.name!r}: exclude= leaves no cell to run.")
+    labels = arm_labels(ablation, base_values, arms)
+    cells = [replace(cell, arm_label=labels.get(cell.arm)) for cell in cells]
     studies = _studies(ablation, cells) if ablation.tune else ()
     arm_values = {name: {**base_values, **arm.point} for name, arm in arms.items()}
     return Plan(ablation, tuple(cells), tuple(arms), _baseline(ablation, arm_values), ablation.grid.axes, studies)

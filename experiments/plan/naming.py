@@ -1,4 +1,5 @@
-"""Readable arm names from the switch values that differ from the base: `qk_norm=rmsnorm,attn_softcap=50`."""
+"""Readable arm names from the switch values that differ from the base: `qk_norm=rmsnorm,attn_softcap=50`; and
+the display labels the grid gave some values (`grid(mlp={"SwiGLU": "swiglu"})`), which never change a name."""
 
 from __future__ import annotations
 
@@ -23,3 +24,14 @@ def arm_name(values: Mapping[str, Any], base: Mapping[str, Any]) -> str:
     when none does."""
     parts = [f"{name}={format_value(value)}" for name, value in values.items() if base.get(name) != value]
     return ",".join(parts) or BASE_ARM
+
+
+def arm_label(values: Mapping[str, Any], labels: Mapping[str, str], base: Mapping[str, Any]) -> str | None:
+    """The arm's display label, or None when its grid point labels none of its values: each labelled field's
+    label (even where the value is the base's: the user named it), then `name=value` for the unlabelled fields
+    that differ from `base`, in the grid's axis order."""
+    if not labels:
+        return None
+    parts = [labels[name] if name in labels else f"{name}={format_value(value)}"
+             for name, value in values.items() if name in labels or base.get(name) != value]
+    return ", ".join(parts)

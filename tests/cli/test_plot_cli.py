@@ -32,9 +32,17 @@ def test_curves_take_ema_and_log_axes(results, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["plot", "curvs", "qk", "--out", "x.png"], "unknown figure 'curvs'; did you mean 'curves'?"),
     (["plot", "lr", "qk", "--out", "x.jpg"], "--out 'x.jpg' must end in .png, .svg, .pdf (the format follows the suffix)."),
-    (["plot", "curves", "qk", "--out", "x.png", "--ema", "1.5"], "--ema 1.5 is invalid: the weight of the past must lie strictly between 0 and 1."),
+    (["plot", "curves", "qk", "--out", "x.png", "--ema", "1.5"], "--ema 1.5 is invalid: the weight of the past must be at least 0 (none) and below 1."),
     (["plot", "lr", "kq", "--out", "x.png"], "no sweep named 'kq' in the results store; did you mean 'qk'?"),
 ])
 def test_bad_input_is_one_line_and_exit_2(results, capsys, args, message):
     assert main([*args, "--results", str(results)]) == 2
     assert capsys.readouterr().err.strip() == f"harness plot: error: {message}"
+
+
+def test_out_under_a_file_is_one_line_and_exit_2_before_the_store_is_read(tmp_path, capsys):
+    (tmp_path / "figures").write_text("a file, not a folder")
+    out = tmp_path / "figures" / "lr.png"
+    assert main(["plot", "lr", "no-such-sweep", "--results", str(tmp_path / "none"), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == (f"harness plot: error: --out {str(out)!r} cannot be written: "
+                                               f"{str(tmp_path / 'figures')!r} is a file, not a folder.")

@@ -1,3 +1,4 @@
+import socket
 import subprocess
 import sys
 import time
@@ -32,12 +33,12 @@ def test_bad_baseline_is_one_line_and_exit_2(results, capsys):
 
 
 def test_serve_answers_on_localhost_until_interrupted(results):
-    command = [sys.executable, "-m", "cli.main", "report", "qk", "--results", str(results), "--serve", "--port", "0"]
+    command = [sys.executable, "-m", "cli.main", "report", "qk", "--results", str(results), "--serve", "--port", "0", "--host", "localhost"]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         path = server.stdout.readline().strip()
         banner = server.stdout.readline().strip()
-        assert path.endswith("sweeps/qk/report.html") and banner.startswith("serving http://127.0.0.1:")
+        assert path.endswith("sweeps/qk/report.html") and banner.startswith("serving http://127.0.0.1:")  # localhost's address
         url = banner.split()[1]
         with urllib.request.urlopen(url, timeout=10) as response:
             assert response.read() == Path(path).read_bytes()
@@ -47,3 +48,30 @@ def test_serve_answers_on_localhost_until_interrupted(results):
         while server.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
     assert server.returncode == 0
+
+
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_a_bad_port_is_one_line_and_exit_2_before_anything_is_written(results, tmp_path, capsys, port):
+    out = tmp_path / "never.html"
+    assert main(["report", "qk", "--results", str(results), "--out", str(out), "--serve", "--port", port]) == 2
+    assert capsys.readouterr().err.strip() == f"harness report: error: --port {port} is invalid: a port is 0-65535 (0 picks a free one)."
+    assert not out.exists()
+
+
+def test_a_port_in_use_is_one_line_and_exit_2_before_anything_is_written(results, tmp_path):
+    out = tmp_path / "never.html"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "cli.main", "report", "qk", "--results", str(results), "--out", str(out),
+                               "--serve", "--port", str(port)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == f"harness report: error: --port {port} is in use on 127.0.0.1: pick another, or --port 0 for a free one.\n"
+    assert not out.exists()
+
+
+def test_out_under_a_file_is_one_line_and_exit_2(results, tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    assert main(["report", "qk", "--results", str(results), "--out", str(tmp_path / "file" / "r.html")]) == 2
+    assert capsys.readouterr().err.strip().endswith("is a file, not a folder.")

@@ -1,4 +1,7 @@
 import re
+import subprocess
+import sys
+from html import unescape
 
 import pytest
 
@@ -8,8 +11,9 @@ from analysis.errors import AnalysisError
 from analysis.plots import FIGURES
 from analysis.report import write_report
 from analysis.report.page import REFRESH_SECONDS
+from cli.main import main
 
-REFRESH = f'<meta http-equiv="refresh" content="{REFRESH_SECONDS}">'
+REFRESH = f'data-reload="{REFRESH_SECONDS}"'
 HOSTILE_ARM = '<img src=x onerror="alert(1)">'
 HOSTILE_QUESTION = "Does <script>alert('q')</script> help?"
 
@@ -22,9 +26,9 @@ def finished_page(planted_report):
 def test_report_is_self_contained_at_the_default_path(planted_store, finished_page):
     path, page = finished_page
     assert path == planted_store[0] / "sweeps" / "planted" / "report.html"
-    assert page.count('src="data:image/png;base64,') == len(FIGURES)
-    assert not re.search(r'(src|href)="(?!data:)', page)  # nothing to fetch: opens from disk, offline
-    assert "<link" not in page and "http://" not in page and "https://" not in page
+    assert page.count('<div class="plot" id="plot-') == len(FIGURES) + 1  # every figure has data here, and the run panel
+    assert 'id="harness-data" type="application/json"' in page and "Plotly" in page  # plotly.js inlined
+    assert not re.search(r'<(script|img|link|iframe)[^>]* (src|href)=', page)  # nothing to fetch: opens from disk, offline
 
 
 def test_finished_sweep_does_not_reload(finished_page):
@@ -33,13 +37,38 @@ def test_finished_sweep_does_not_reload(finished_page):
     assert "cells: finished." in page
 
 
-def test_summary_lists_every_arm_with_verdicts_and_sql(finished_page):
+def test_the_page_leads_with_the_answer_then_the_compact_table(finished_page):
     _, page = finished_page
-    summary = page[page.index("<h2>Summary</h2>"):page.index("<h2>Figures</h2>")]
+    answer = page[page.index('<section class="answer"'):page.index("<h2>By arm and LR</h2>")]
+    assert page.index('<section class="answer"') < page.index("<h2>By arm and LR</h2>") < page.index("<h2>Figures</h2>")
+    assert "<b>better</b> wins: -0.1" in answer
     for arm, verdict in [("better", "better"), ("worse", "worse"), ("null", "within noise"), ("tiny", "negligible"), ("single", "no CI")]:
-        assert re.search(rf'<tr><td data-sort="{arm}">{arm}</td>(?:(?!</tr>).)*<td data-sort="{verdict}" data-verdict', summary)
-    assert "lr_sensitivity" in summary and "spike_score" in summary and "divergence_rate" in summary
-    assert page.count("<summary>SQL</summary>") == len(FIGURES) + 1
+        assert re.search(rf'<li data-arm="{arm}" data-verdict="{verdict}">', answer)
+        assert re.search(rf'<tr><td data-sort="{arm}">{arm}</td><td data-sort="{verdict}" data-verdict', answer)
+    assert re.search(r'data-arm="null"[^<]*<b>null</b>.*?<b>not resolved</b>.*?\d+ more seeds would resolve the observed difference', answer)
+    assert "to resolve the observed difference" in answer and "to resolve ±0.01 nats" in answer
+    for column in ("best_lr", "lr_sensitivity", "diverged runs", "peak_attn_logit"):
+        assert f">{column}</th>" in answer
+
+
+def test_the_table_by_arm_and_lr_labels_both_seed_plans_and_keeps_the_arm_in_view(finished_page):
+    _, page = finished_page
+    details = page[page.index("<h2>By arm and LR</h2>"):page.index("<h2>Figures</h2>")]
+    assert 'class="scroll sticky-first" id="details"' in details
+    assert "<th>seeds_needed (±0.01)</th>" in details and "<th>seeds_needed (observed Δ)</th>" in details
+
+
+def test_every_sql_fold_is_one_statement_that_runs_in_harness_db_query(planted_store, finished_page, capsys):
+    _, page = finished_page
+    folds = [unescape(q) for q in re.findall(r'<details class="sql"><summary>SQL[^<]*</summary><pre>(.*?)</pre></details>', page, re.S)]
+    assert len(folds) >= len(FIGURES) + 4
+    for sql in folds:
+        assert sql.count(";") == 0 and sql.lstrip().upper().startswith("WITH SWEEP_RUNS AS (")
+        assert main(["db", "query", sql, "--results", str(planted_store[0]), "--format", "csv"]) == 0, sql
+        assert len(capsys.readouterr().out.splitlines()) >= 2  # a header and some rows
+    pasted = subprocess.run([sys.executable, "-m", "cli.main", "db", "query", folds[0], "--results", str(planted_store[0])],
+                            capture_output=True, text=True, timeout=120)  # and one through the command line itself
+    assert pasted.returncode == 0 and pasted.stderr == "" and "final_val_loss" in pasted.stdout
 
 
 def _running_store(results, question=HOSTILE_QUESTION):
@@ -97,4 +126,25 @@ def test_a_sweep_at_two_widths_gets_its_comparison_across_them(tmp_path):
     scale = page[page.index("<h2>Across scales</h2>"):page.index("<h2>Figures</h2>")]
     assert "No resolved reversal across d_model." in scale and "Ranking reverses" not in scale
     assert scale.count('<td data-sort="qk_norm=rmsnorm">') == 2 and "no resolved reversal" in scale
-    assert "<summary>SQL</summary>" in scale
+    assert '<details class="sql"><summary>SQL' in scale
+
+
+def _interrupted_store(results):
+    synthetic.write_run(results, "i0", sweep="cut", arm="base", seed=0, lr=1e-3, final=3.0, steps=12)
+    synthetic.write_run(results, "i1", sweep="cut", arm="base", seed=1, lr=1e-3, final=3.0, steps=12, status="interrupted")
+    cells = [{"arm": "base", "lr": 1e-3, "seed": s, "run_id": f"i{s}"} for s in range(3)]  # i2: never started
+    db.write_sweep(results, "cut", {"question": "stopped?", "baseline": "base"}, cells)
+
+
+def test_an_interrupted_sweep_says_so_and_does_not_reload(tmp_path):
+    _interrupted_store(tmp_path)
+    page = write_report(tmp_path, "cut").read_text()
+    assert REFRESH not in page and 'class="status interrupted"' in page
+    assert "Interrupted: 1 of 3 cells; partial (1 interrupted or crashed, 2 waiting in all); no worker is running it." in page
+
+
+def test_a_sweep_with_only_pending_cells_and_nothing_training_still_reloads(tmp_path):
+    synthetic.write_run(tmp_path, "p0", sweep="wait", arm="base", seed=0, lr=1e-3, final=3.0, steps=12)
+    db.write_sweep(tmp_path, "wait", {}, [{"arm": "base", "lr": 1e-3, "seed": s, "run_id": f"p{s}"} for s in range(2)])
+    page = write_report(tmp_path, "wait").read_text()  # a worker may be between cells: no sign of a stop
+    assert REFRESH in page and 'class="status running"' in page and "pause reloading" in page

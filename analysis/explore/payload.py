@@ -1,0 +1,63 @@
+"""What the page's script draws from: every finished run with its outcome, each run's loss curves, the arms'
+colours and labels, and the figures that need no filtering as ready Plotly JSON (`analysis.explore.fixed`).
+
+The LR figure and the loss curves are computed in the page from the runs, so that the arm, LR and seed
+filters and the smoothing apply to means and bands, not only to what is shown; they follow the same rules as
+`harness plot` (`analysis.bands`, `analysis.sensitivity`).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from matplotlib.colors import to_hex
+
+from analysis.bands import T_FROM, describe, t_quantiles
+from analysis.explore import fixed
+from analysis.explore.fixed import Figure
+from analysis.plots import curves, lr
+from analysis.plots.base import Context
+
+DEFAULT_EMA = 0.6  # light smoothing of the training curves by default; the page has a slider (0: none)
+
+
+def _runs(runs: pd.DataFrame) -> list[dict]:
+    """One record per run with an outcome: its identity, outcome, metric and ℓ (the LR figure's value)."""
+    columns = ["run_id", "arm", "lr", "seed", "outcome", "value", "loss"]
+    return runs[columns].sort_values(["arm", "lr", "seed"]).to_dict("records")
+
+
+def _curves(frames: dict[str, pd.DataFrame]) -> dict[str, dict[str, list]]:
+    """series → run_id → [steps, values]."""
+    return {name: {run: [rows["step"].tolist(), rows["value"].tolist()] for run, rows in frame.groupby("run_id")}
+            for name, frame in frames.items()}
+
+
+def _computed(ctx: Context, lr_sql: list[str], curves_sql: list[str]) -> list[Figure]:
+    """The two figures the page computes from the runs, with their captions."""
+    lr_caption = (f"Mean {ctx.metric} over the selected seeds of each arm at each LR; a diverged run counts as the loss at "
+                  f"initialization ℓ₀, and an × marks an LR where some selected seed diverged. {describe('Each error bar')} "
+                  "The faint points are the runs: hover one for its id, click it to open its curves below.")
+    curves_caption = (f"Mean over the selected, completed seeds of each arm at the chosen LR (by default each arm's best). "
+                      f"{describe()} The training loss is smoothed per run (a debiased exponential moving average; the "
+                      "slider sets its weight, 0 for none) before averaging; steps are averaged into at most 300 buckets. "
+                      "'show runs' draws each run: click one to open it below.")
+    return [Figure("lr", "Loss against learning rate", lr_caption, lr_sql),
+            Figure("curves", "Loss curves by arm", curves_caption, curves_sql)]
+
+
+def explore(ctx: Context) -> tuple[list[Figure], dict]:
+    """The page's figures, in order (the LR figure and the loss curves first), and the data its script draws from."""
+    _, runs, lr_sql = lr.points(ctx)
+    frames, curves_sql = curves.series(ctx)
+    drawn = [build(ctx) for build in fixed.FIGURES.values()]
+    data = {
+        "metric": ctx.metric, "baseline": ctx.baseline, "ema": DEFAULT_EMA, "t_from": T_FROM, "t975": t_quantiles(),
+        "arms": [{"name": arm, "label": ctx.sweep.shown(arm), "color": to_hex(ctx.colors[arm]),
+                  "best_lr": ctx.best_lr.get(arm), "top_lr": ctx.top_lr.get(arm)} for arm in ctx.colors],
+        "lrs": sorted(runs["lr"].dropna().unique().tolist()),
+        "seeds": sorted(runs["seed"].dropna().unique().tolist()),
+        "runs": _runs(runs),
+        "curves": _curves(frames),
+        "fixed": {figure.name: figure.plotly for figure in drawn},
+    }
+    return _computed(ctx, lr_sql, curves_sql) + drawn, data

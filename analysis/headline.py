@@ -1,0 +1,69 @@
+"""The answer a report leads with: each arm at its own best LR against the baseline at its own best LR.
+
+The per-(arm, LR) comparison pairs arm and baseline at the same LR; a reader asks which arm wins when each is
+trained at the LR that suits it (Wortsman et al. 2023 compare arms this way). So the headline keeps each arm's
+runs at its best LR (the LR sensitivity's: the argmin of ℓ(η), a divergence counted as ℓ₀), pairs them with the
+baseline's at its best LR seed by seed, and runs the comparison's own tests and verdict rules on those pairs
+(`analysis.comparison`; Holm across the headline's rows). Both sides chose their LR on these seeds, which favours
+each a little; with a few LRs on a grid the effect is small and it applies to both.
+
+Each row also plans seeds for the *observed* difference, beside those for `min_effect`: a resolved difference of
+0.05 nats needs few seeds, while resolving ±0.01 may need a hundred, and both numbers are labelled as such.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from analysis.cells import Cells
+from analysis.comparison import OBSERVED, comparison_table
+
+RESOLVED = ("better", "worse", "negligible", "more stable", "less stable")
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One arm against the baseline, each at its best LR (`row`: a comparison row with the LR erased)."""
+
+    arm: str
+    lr: float | None  # the arm's best LR (None: unknown or searched)
+    baseline_lr: float | None
+    row: dict  # its seeds_needed_observed: matched seeds for 80% power at the observed difference
+
+    @property
+    def seeds_for_observed(self) -> int | None:
+        return self.row[OBSERVED]
+
+    @property
+    def resolved(self) -> bool:
+        return self.row["verdict"] in RESOLVED
+
+    @property
+    def more_seeds(self) -> int | None:
+        """Seeds to add to resolve the observed difference (None: unknown)."""
+        return None if self.seeds_for_observed is None else max(0, self.seeds_for_observed - (self.row["n"] or 0))
+
+
+def _same_lr(lr, best) -> bool:
+    missing = lr is None or (isinstance(lr, float) and math.isnan(lr))
+    return (missing and (best is None or math.isnan(best))) or (not missing and best is not None and lr == best)
+
+
+def at_best_lr(cells: Cells, best_lr: dict[str, float]) -> Cells:
+    """The cells of each arm at its best LR only, the LR erased so that every arm pairs with the baseline."""
+    runs = tuple((arm, None, *rest) for arm, lr, *rest in cells.runs if _same_lr(lr, best_lr.get(arm)))
+    confirmed = tuple((arm, None, n) for arm, lr, n in cells.confirmed if _same_lr(lr, best_lr.get(arm)))
+    return Cells(cells.baseline, runs, confirmed)
+
+
+def headlines(cells: Cells, best_lr: dict[str, float], min_effect: float) -> list[Headline]:
+    """Each arm other than the baseline at its best LR against the baseline at its best LR, in arm order."""
+    rows = [row for row in comparison_table(at_best_lr(cells, best_lr), min_effect) if row["verdict"] != "baseline"]
+    return [Headline(row["arm"], best_lr.get(row["arm"]), best_lr.get(cells.baseline), row) for row in rows]
+
+
+def winner(lines: list[Headline]) -> Headline | None:
+    """The arm resolved better than the baseline by the most, if any is."""
+    better = [line for line in lines if line.row["verdict"] == "better"]
+    return min(better, key=lambda line: line.row["delta"]) if better else None

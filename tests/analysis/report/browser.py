@@ -1,0 +1,62 @@
+"""A real browser for the report tests: Debian's headless Chromium driven through chromium-driver by selenium.
+
+Installed the way the SLURM fixture installs SLURM: `apt-get install -y chromium chromium-driver` (as root)
+and `pip install selenium` when missing. Under CI=true the tests must run: a browser that cannot be had
+fails them instead of skipping. Selenium gets the driver and the browser explicitly, or its selenium-manager
+would try to download one (TOOLCHAIN.md, "Driving a real browser offline").
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+PACKAGES = ("chromium", "chromium-driver")
+DRIVER, BROWSER = "/usr/bin/chromedriver", "/usr/bin/chromium"
+
+
+def _install() -> str | None:
+    """Why no browser can be driven here, after trying to install what is missing; None when one can."""
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    if not (os.path.exists(DRIVER) and os.path.exists(BROWSER)):
+        if os.geteuid() != 0 or shutil.which("apt-get") is None:
+            return "chromium and chromium-driver are missing and cannot be installed here (needs root and apt-get)"
+        subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True, timeout=600)
+        subprocess.run(["apt-get", "install", "-y", "-qq", *PACKAGES], env=env, capture_output=True, timeout=1200)
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "selenium>=4.30,<5"], capture_output=True, timeout=600)
+    try:
+        import selenium  # noqa: F401,F811
+    except ImportError:
+        return "selenium is missing and pip could not install it"
+    return None if os.path.exists(DRIVER) and os.path.exists(BROWSER) else "apt-get could not install chromium-driver"
+
+
+def driver(width: int = 1280, height: int = 900):
+    """A headless Chromium session at `width` × `height` CSS pixels, its console kept for `console_errors`."""
+    missing = _install()
+    if missing:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true: the browser tests must run, but {missing}")
+        pytest.skip(missing)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = BROWSER
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
+                 f"--window-size={width},{height}", "--force-device-scale-factor=1"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(DRIVER), options=options)
+
+
+def console_errors(session) -> list[str]:
+    """The page's console messages at level SEVERE (script errors, failed loads)."""
+    return [entry["message"] for entry in session.get_log("browser") if entry["level"] == "SEVERE"]
