@@ -12,19 +12,21 @@ from analysis.errors import AnalysisError, closest
 from analysis.outcomes import outcome_sql
 from analysis.source import SweepSource
 from db.sql import quote_ident
+from db.views import RUNS_TRAILING
 
 NUMERIC = ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "BIGINT", "INTEGER", "SMALLINT", "TINYINT", "HUGEINT", "UBIGINT", "UINTEGER")
-NOT_METRICS = ("lr", "seed", "trial", "confirms")
 
 
 def check_metric(sweep: SweepSource, metric: str) -> None:
-    """AnalysisError unless `metric` is a numeric column of the sweep's runs."""
-    numeric = [name for name, kind in sweep.column_types().items() if kind.startswith(NUMERIC) and name not in NOT_METRICS]
+    """AnalysisError unless `metric` is a numeric outcome column of the sweep's runs (a result of training, not
+    one of its config switches such as batch_size)."""
+    numeric = [name for name, kind in sweep.column_types().items() if kind.startswith(NUMERIC) and name in RUNS_TRAILING]
     if metric not in numeric:
         hint = closest(metric, numeric)
         raise AnalysisError(
             f"metric {metric!r} is not a numeric column of the runs view"
-            + (f"; did you mean {hint!r}?" if hint else f"; numeric columns: {', '.join(numeric)}.")
+            + (f"; did you mean {hint!r}?" if hint else f"; metrics: {', '.join(numeric)}.")
+            + (" (the spike score and the other per-arm signals: `harness summary SWEEP`)" if "spike" in metric else "")
         )
 
 

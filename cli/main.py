@@ -17,8 +17,15 @@ from harness.config.base import ConfigError
 COMMANDS = ("presets", "calc", "run", "sample", "ablations", "sweep", "sweeps", "db", "compare", "summary", "plot", "report", "dashboard")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with its usage errors as one line (and a pointer to --help), like every other bad input."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="harness",
         description="The ablation lab for transformer language-model architecture.",
     )

@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     check_labels(args.sweep, args.arm)
     results_dir = Path(db.resolve_results_dir(args.results))
     check_results_dir(results_dir)
+    warn_planned_sweep(results_dir, args.sweep)
     run_id = args.run_id or configs.key()
     if args.resume:
         check_resumable(results_dir, run_id, model, train)
@@ -78,6 +79,17 @@ def run(args: argparse.Namespace) -> int:
         return report_interrupted(outcome, run_id)
     print(render_summary(outcome, results_dir))
     return 0
+
+
+def warn_planned_sweep(results_dir: Path, sweep: str | None) -> None:
+    """A run labelled with a sweep that has a plan is no cell of it: say so (sweep_cells and compare show only
+    a planned sweep's cells)."""
+    import db
+
+    if sweep is not None and db.read_sweep_meta(results_dir, sweep) is not None:
+        print(f"harness run: warning: sweep {sweep!r} has a plan (from `harness sweep`); this run is not one of its "
+              "cells, so `sweep_cells`, `harness compare` and the report leave it out (--sweep only labels it in "
+              "`runs`). Add cells to a planned sweep through its ablation.", file=sys.stderr)
 
 
 def check_labels(sweep: str | None, arm: str | None) -> None:

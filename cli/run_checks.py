@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from harness.config.base import ConfigError
@@ -21,9 +22,16 @@ def check_valid_run_id(run_id: str, option: str = "--run-id") -> None:
 
 
 def check_results_dir(results_dir: Path) -> None:
-    """The results store must be a directory (created when missing), not an existing file."""
+    """The results store must be a directory this process can write (created when missing), not a file or a
+    path under one."""
     if results_dir.exists() and not results_dir.is_dir():
         raise ConfigError(f"--results {str(results_dir)!r} is a file, not a directory; give a directory (created if missing).")
+    existing = next(p for p in (results_dir, *results_dir.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise ConfigError(f"--results {str(results_dir)!r} cannot be created: {str(existing)!r} is a file, not a directory.")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"--results {str(results_dir)!r}: {str(existing)!r} is not writable by this user; give a "
+                          "directory you can write.")
 
 
 def check_run_id_free(results_dir: Path, run_id: str) -> None:

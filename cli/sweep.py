@@ -86,6 +86,8 @@ def plan_sweep(args):
     if args.name is not None:
         ablation = dataclasses.replace(ablation, name=args.name)
     overrides = parse_overrides(args.overrides)
+    if getattr(args, "keep_cells", None) is None:  # once, not again for every round of --until-decided
+        warn_ignored(ablation, overrides, args)
     plan = expand(ablation, preset=args.preset, steps=args.steps, seeds=args.seeds, overrides=overrides)
     if getattr(args, "keep_cells", None):  # a round of --until-decided: its seeds per (arm, lr)
         plan = args.keep_cells(plan)
@@ -132,8 +134,8 @@ def sweep(args: argparse.Namespace) -> int:
               f"({plan.ablation.sampler}, pruner {plan.ablation.pruner}) → {results_dir}", file=sys.stderr)
     else:
         finished = sum(1 for c in plan.cells if db.run_state(results_dir, c.run_id).result)
-        print(f"harness sweep: {plan.name}: {len(plan.cells)} cells ({finished} already finished) × "
-              f"{len(plan.arms)} arms → {results_dir}", file=sys.stderr)
+        print(f"harness sweep: {plan.name}: {len(plan.cells)} cells ({finished} already finished): {_shape(plan)} "
+              f"→ {results_dir}", file=sys.stderr)
     if launcher is not None:
         code = submit(launcher, args, None if args.no_report else report_command(results_dir, plan.name))
         if args.wait:
@@ -146,6 +148,21 @@ def sweep(args: argparse.Namespace) -> int:
                      optuna_storage=args.optuna_storage)
     print(closing_lines(results_dir, plan.name))
     return code
+
+
+def warn_ignored(ablation, overrides: dict, args) -> None:
+    """A warning line for each flag this ablation makes meaningless (nothing it sets is used)."""
+    if "lr" in overrides and ablation.lrs is not None:
+        print(f"harness sweep: warning: --set lr={overrides['lr']:g} is ignored: the ablation sweeps "
+              f"lrs={list(ablation.lrs)}, which set every cell's LR.", file=sys.stderr)
+    if args.optuna_storage and ablation.tune is None:
+        print("harness sweep: warning: --optuna-storage is ignored: the ablation has no search (tune=).", file=sys.stderr)
+
+
+def _shape(plan) -> str:
+    """'4 arms × 4 LRs × 1 seed' (what the cells are made of; exclude= may leave out some combinations)."""
+    counts = [(len(plan.arms), "arm"), (len({c.lr for c in plan.cells}), "LR"), (len({c.seed for c in plan.cells}), "seed")]
+    return " × ".join(f"{n} {what}{'s' if n != 1 else ''}" for n, what in counts)
 
 
 def stored_only(args) -> bool:
@@ -174,7 +191,7 @@ def closing_lines(results_dir: Path, sweep: str) -> str:
     import db
 
     report = db.sweep_dir(results_dir, sweep) / "report.html"
-    lines = [f"results {results_dir}"]
+    lines = [f"results in {results_dir}"]
     if report.exists():
         lines.append(f"  report  {report}")
     lines.append(f"  query   harness db query --results {results_dir} \"select c.arm, c.lr, c.seed, r.status, "

@@ -76,6 +76,9 @@ class Ablation:
             lrs = tuple(self.lrs) if isinstance(self.lrs, (list, tuple)) else None
             if not lrs or any(isinstance(lr, bool) or not isinstance(lr, (int, float)) or lr <= 0 for lr in lrs):
                 _fail(self.name, f"lrs={self.lrs!r} must be a non-empty list of positive learning rates")
+            repeated = sorted({float(lr) for lr in lrs if sum(float(x) == float(lr) for x in lrs) > 1})
+            if repeated:
+                _fail(self.name, f"lrs={list(self.lrs)!r} repeats {', '.join(f'{lr:g}' for lr in repeated)}; give each LR once")
             object.__setattr__(self, "lrs", tuple(float(lr) for lr in lrs))
         if self.match is not None and self.match not in MATCHES:
             _fail(self.name, f"match={self.match!r} must be one of {', '.join(map(repr, MATCHES))} or None")

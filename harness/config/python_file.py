@@ -19,7 +19,10 @@ def run_python_file(path: Path, label: str) -> dict[str, Any]:
     except ConfigError:
         raise  # a config built in the file was invalid: the message already names field and value
     except SyntaxError as err:
-        raise ConfigError(f"{label} line {err.lineno}: SyntaxError: {err.msg}.") from None
+        where = f" line {err.lineno}" if err.lineno else " (is it a Python text file?)"
+        raise ConfigError(f"{label}{where}: SyntaxError: {err.msg}.") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{label}: not a UTF-8 Python text file ({err.reason} at byte {err.start}).") from None
     except Exception as err:
         in_file = [frame for frame in traceback.extract_tb(err.__traceback__) if frame.filename == str(path)]
         where = f" line {in_file[-1].lineno}" if in_file else ""

@@ -49,7 +49,7 @@ class RunCheckpoints(Callback):
             return self.latest  # a stop requested at a periodic checkpoint's step: that one is the stop's
         name = self.name(step)
         self.fence.check(f"checkpoint {name}")
-        trainer.save_checkpoint(self.ckpt_dir / name)
+        trainer.save_checkpoint(self.ckpt_dir / name, weights_only=False)  # optimizer and loop state: resumable
         self.fence.check(f"point {LAST} at {name}")
         point_last_at(self.ckpt_dir, name)
         try:
