@@ -9,24 +9,28 @@ from pathlib import Path
 
 from cli.table import render_table
 
-# With no finished run in the store to measure from: a rough 2-core CPU rate for tiny proxies, and the
-# fixed cost of a cell in a warm worker (model, Trainer, first-step compile of kernels).
+# With no finished run in the store to measure from: the wall-time FLOP rate of one worker of the README's
+# sweep (tiny, CPU_PROXY, 2 workers on an idle 2-core machine; docs/benchmarks.md), and the fixed cost of a
+# cell in a warm worker (model, Trainer, first-step compile of kernels).
 DEFAULT_FLOPS_PER_SECOND = 3e9
 CELL_OVERHEAD_S = 1.0
 
 
 def measured_rate(results_dir: Path) -> float | None:
-    """Median training FLOP/s of the finished runs in the store (from their summaries), or None."""
+    """Median FLOP/s of the store's completed runs over their whole wall time (training FLOPs of the steps
+    trained, over started → finished: validation, probes and checkpoints included), or None."""
     import db
 
     try:
         rows = db.connect(results_dir).execute(
-            "SELECT summary, flops_per_token FROM runs WHERE status = 'completed' AND summary IS NOT NULL"
+            "SELECT last_step * (config->>'$.batch_size')::BIGINT * (config->>'$.seq_len')::BIGINT "
+            "* coalesce((config->>'$.grad_accum')::BIGINT, 1) * flops_per_token "
+            "/ epoch(finished_at - started_at) FROM runs WHERE status = 'completed' AND n_segments = 1 "
+            "AND finished_at > started_at AND last_step > 0"
         ).fetchall()
     except db.NoResultsError:
         return None
-    rates = sorted(json.loads(s).get("tokens_per_second", 0) * f for s, f in rows if f)
-    rates = [r for r in rates if r > 0]
+    rates = sorted(rate for (rate,) in rows if rate and rate > 0)
     return rates[len(rates) // 2] if rates else None
 
 
