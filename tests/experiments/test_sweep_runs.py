@@ -91,7 +91,7 @@ def test_two_sweeps_started_at_once_train_no_cell_twice(tmp_path, ablation_file)
 @pytest.mark.parametrize("make, extra, message", [
     (lambda tmp, f: "qk_stabilty", [], "no ablation 'qk_stabilty' in the library; did you mean 'qk_stability'?"),
     (lambda tmp, f: str(tmp / "nothing.py"), [], "defines no Ablation"),
-    (lambda tmp, f: str(f()), ["--set", "qk_nrom=rmsnorm"], "Did you mean 'qk_norm'?"),
+    (lambda tmp, f: str(f()), ["--set", "qk_nrom=rmsnorm"], "--set names no field 'qk_nrom'; did you mean 'qk_norm'?"),
     (lambda tmp, f: str(f()), ["--set", "n_heads=3"], "ModelConfig.n_heads=3 is invalid"),
     (lambda tmp, f: str(tmp / "bad_cells.py"), [], "2 of 3 cells are invalid:\n  n_heads=3: ModelConfig.n_heads=3 is invalid"),
     (lambda tmp, f: str(tmp / "bad_cells.py"), ["--set", "bias=qkv", "--seeds", "0"], "--seeds 0 is invalid"),
