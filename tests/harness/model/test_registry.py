@@ -6,7 +6,6 @@ new component is picked up, and that each check catches its own kind of broken c
 "Adding a switch value").
 """
 
-import dataclasses
 import math
 import random
 import typing
@@ -19,12 +18,12 @@ from torch.utils.flop_counter import FlopCounterMode
 from harness import calc
 from harness.config.base import ConfigError, literal_options
 from harness.config.model import RULES, ModelConfig
-from harness.config.rules import enabling
+from harness.config.rules import default, enabling
 from harness.model import build_model, registry
 from harness.model.component import Component
 from harness.model.spec import decoder, norms
 from harness.model.spec.inits import NORM_SCALE, WEIGHT, ZEROS, Constant, Normal
-from harness.model.spec.params import Param
+from harness.model.spec.params import Param, param
 
 BASE = dict(vocab_size=61, d_model=32, n_layers=2, n_heads=4, max_seq_len=16)
 MOE = {"n_experts": 4, "moe_top_k": 2}
@@ -52,6 +51,7 @@ VALUE_SWITCHES = {
     "norm_eps": [{"norm_eps": 1e-3}],
     "init_std": [{"init_std": 0.05}],
     "ffn_multiple_of": [{"ffn_multiple_of": 16}],
+    "mup_base_width": [{"parametrization": "mup", "mup_base_width": 16}],
 }
 SIZE_FIELDS = {"vocab_size", "d_model", "n_layers", "n_heads", "max_seq_len"}
 
@@ -74,15 +74,16 @@ def cases() -> list[dict]:
     found = []
     for field, table in registry.tables().items():
         for value in table:
-            found.append({**enabling(RULES, field), field: value})  # with what the field needs to mean anything
+            # A value other than the default comes with what the field needs to leave it (μP needs its base width).
+            needs = enabling(RULES, field) if value != default(ModelConfig, field) else {}
+            found.append({**needs, field: value})
     for qk_norm in registry.NORMS:
         for scope in registry.QK_NORM_WIDTH:
             for placement in registry.QK_NORM_PLACEMENTS:
                 found.append({"qk_norm": qk_norm, "qk_norm_scope": scope, "qk_norm_placement": placement,
                               "n_kv_heads": 2, "nope_every": 2})
     for field in _bool_fields():
-        default = next(f.default for f in dataclasses.fields(ModelConfig) if f.name == field)
-        found.append({field: not default})
+        found.append({field: not default(ModelConfig, field)})
     return found + [case for cases_of_field in VALUE_SWITCHES.values() for case in cases_of_field]
 
 
@@ -124,12 +125,14 @@ STARTS = {Constant: _starts_constant, Normal: _starts_normal}
 
 
 def check_initialization(cfg: ModelConfig) -> None:
-    """Every tensor's declared init is the one its registry entry documents, and the built tensor holds it."""
+    """Every tensor's declared init and role are the ones its registry entry documents, and the built tensor
+    holds that init."""
     torch.manual_seed(0)
     declared, documented = decoder.decoder(cfg), decoder.decoder(cfg, decoder.documented)
     for name, tensor in build_model(cfg).named_parameters():
-        init = declared[name].init
-        assert init == documented[name].init, f"{name}: declared {init}, documented {documented[name].init}"
+        init, role = declared[name].init, declared[name].role
+        assert (init, role) == (documented[name].init, documented[name].role), (
+            f"{name}: declared {init} as {role}, documented {documented[name].init} as {documented[name].role}")
         assert type(init) in STARTS, f"{name}: no check for init kind {type(init).__name__} in STARTS"
         assert STARTS[type(init)](tensor.detach(), init), f"{name} does not start as declared: {init}"
 
@@ -270,7 +273,7 @@ class _MixesChannels(DynamicTanh):  # multiplies by a (width, width) matrix its 
 
 
 def _with_mixing(cfg, width):
-    return dyt(cfg, width) | {"mix": Param((width, width), WEIGHT.for_config(cfg))}
+    return dyt(cfg, width) | {"mix": param((width, width), WEIGHT, cfg)}
 
 
 class _DetachesAlpha(DynamicTanh):  # α never learns
