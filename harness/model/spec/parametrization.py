@@ -39,7 +39,8 @@ class Scaling:
 @dataclass(frozen=True)
 class Parametrization:
     """The exponents of m for each role, for the readouts' output (the logits, the router), the attention
-    logits' scale (on top of 1/√head_dim or `attn_scale`) and Gemma's embedding factor √d_model."""
+    logits' scale (on the base width's: `attn_scale`, or 1/√head_dim of the base) and Gemma's embedding factor
+    √d_model."""
 
     input: Scaling = field(default_factory=Scaling)
     hidden: Scaling = field(default_factory=Scaling)
@@ -54,9 +55,9 @@ class Parametrization:
 
 
 # μP for Adam: hidden weights start at std ∝ 1/√fan_in and train at LR ∝ 1/fan_in; readouts read out × 1/m;
-# attention uses 1/head_dim instead of 1/√head_dim (the extra m^-½ on a head_dim that grows with m); Gemma's
-# √d_model embedding factor stays the base width's √mup_base_width, so the input keeps a width-free size.
-MUP = Parametrization(hidden=Scaling(init_std=-0.5, adam_lr=-1.0), readout=-1.0, attention=-0.5,
+# attention scales q·kᵀ by 1/head_dim instead of 1/√head_dim (the base width's scale × 1/m); Gemma's √d_model
+# embedding factor stays the base width's √mup_base_width, so the input keeps a width-free size.
+MUP = Parametrization(hidden=Scaling(init_std=-0.5, adam_lr=-1.0), readout=-1.0, attention=-1.0,
                       embedding_factor=-0.5)
 PARAMETRIZATIONS: dict[str, Parametrization] = {"standard": Parametrization(), "mup": MUP}
 
@@ -85,9 +86,12 @@ def readout_multiplier(cfg: ModelConfig) -> float:
     return _scaled(cfg, PARAMETRIZATIONS[cfg.parametrization].readout)
 
 
-def attention_multiplier(cfg: ModelConfig) -> float:
-    """The factor on the attention scale (1/√head_dim, or `attn_scale`, at the base width)."""
-    return _scaled(cfg, PARAMETRIZATIONS[cfg.parametrization].attention)
+def attention_scale(cfg: ModelConfig) -> float:
+    """The multiplier of q·kᵀ: the base width's (`attn_scale`, or 1/√head_dim of its heads, head_dim / m) times
+    m**attention; under μP √(base head_dim) / head_dim, ∝ 1/head_dim as the heads widen."""
+    m = width_multiplier(cfg)
+    at_base = cfg.attn_scale if cfg.attn_scale is not None else (cfg.head_dim / m) ** -0.5
+    return at_base * _scaled(cfg, PARAMETRIZATIONS[cfg.parametrization].attention)
 
 
 def embedding_factor(cfg: ModelConfig) -> float:
