@@ -30,10 +30,9 @@ from harness.model.spec.params import BIAS, Params, linear_init
 class Part:
     """A component's torch-free declaration `params(cfg, ...) -> Params` and its documented init: tensor name
     → how it starts and in which role (a rule of `harness.model.spec.inits`, or a fixed `Init` such as
-    `Constant(0.5)`, whose role is input). A name
-    the declaration leaves out for some configs (a bias) is fine; a declared tensor the init does not name is
-    an error. `init` takes no part in equality or hashing (calc caches declarations by entry, and the
-    declaration alone decides them)."""
+    `Constant(0.5)`, whose role is input). A name the declaration leaves out for some configs (a bias) is fine;
+    a declared tensor the init does not name is an error. `init` takes no part in equality or hashing (calc
+    caches declarations by entry, and the declaration alone decides them)."""
 
     params: Callable[..., Params]
     init: Mapping[str, InitRule] = field(kw_only=True, compare=False)
@@ -134,7 +133,8 @@ GELU_APPROXIMATE: dict[str, str] = {"none": "none", "tanh": "tanh"}  # ModelConf
 POSITIONS: dict[str, Component] = {
     "rope": Component(positions.none, "harness.model.positions:RotaryPositions", init={}),
     "nope": Component(positions.none, "harness.model.positions:NoPositions", init={}),
-    "learned": Component(positions.learned, "harness.model.positions:LearnedPositions", init={"weight": INPUT_WEIGHT}),
+    "learned": Component(positions.learned, "harness.model.positions:LearnedPositions",
+                         init={"weight": INPUT_WEIGHT}),
 }
 # rope_type → inverse-frequency function (head_dim, cfg) -> (D/2,) tensor.
 ROPE_TYPES: dict[str, str] = {

@@ -24,7 +24,7 @@ QK_NORM_WIDTH = {
 def projections(cfg: ModelConfig) -> Params:
     """q, k, v, o (and the per-head sink logits), in the module's registration order."""
     q_width, kv_width = cfg.n_heads * cfg.head_dim, cfg.n_kv_heads * cfg.head_dim
-    params = {"sinks": param((cfg.n_heads,), INPUT_WEIGHT, cfg)} if cfg.attn_sinks else {}  # one per head, like a bias
+    params = {"sinks": param((cfg.n_heads,), INPUT_WEIGHT, cfg)} if cfg.attn_sinks else {}  # per head, like a bias
     return (
         params
         | linear("q_proj", cfg.d_model, q_width, has_bias(cfg, "q"), WEIGHT, cfg)

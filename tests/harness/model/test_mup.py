@@ -70,8 +70,8 @@ def test_wider_the_logits_are_the_readout_of_the_final_hidden_state_over_the_wid
 
 
 def test_wider_the_router_reads_out_like_table_3s_output_weights():
-    """A router whose logits are × 1/m equals, for the same input, a standard router whose weights are / m (Table
-    3's output weight, init std ∝ 1/fan_in): same routing, same mixture, same balance loss."""
+    """A router whose logits are × 1/m equals, for the same input, a standard router whose weights are / m
+    (Table 3's output weight, init std ∝ 1/fan_in): same routing, same mixture, same balance loss."""
     cfg = ModelConfig(**SMALL, **MUP, n_experts=4, moe_top_k=2).replace(d_model=4 * BASE_WIDTH)
     mup_moe = _seeded(cfg).layers[0].mlp
     standard_moe = _seeded(cfg.replace(parametrization="standard", mup_base_width=None)).layers[0].mlp
