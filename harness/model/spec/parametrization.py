@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from harness.config.model import ModelConfig
 
 INPUT, HIDDEN, OUTPUT = "input", "hidden", "output"
-ROLES = (INPUT, HIDDEN, OUTPUT)
 
 
 @dataclass(frozen=True)
