@@ -30,6 +30,7 @@ Bias = Literal[registry.options("bias")]
 GeluApproximate = Literal[registry.options("gelu_approximate")]
 MoeAuxLoss = Literal[registry.options("moe_aux_loss")]
 MoeTopkNorm = Literal[registry.options("moe_topk_norm")]
+Parametrization = Literal[registry.options("parametrization")]
 
 # Llama 3 RoPE fields and their defaults (Llama 3.1's values); only rope_type='llama3' reads them.
 LLAMA3_ROPE_DEFAULTS = {
@@ -118,6 +119,13 @@ RULES: tuple[Rule, ...] = (
               {"positions": "rope", "sliding_window": 4}),
     *(only_when(name, lambda c: c.is_moe, "only applies to a mixture of experts (n_experts > 1)",
                 {"n_experts": 4}) for name in MOE_FIELDS),
+    Rule("parametrization", lambda c: c.parametrization == "standard" or c.mup_base_width is not None,
+         lambda c: f"scales with d_model / mup_base_width: set mup_base_width, the d_model at which it equals the "
+                   f"standard parametrization (the width whose LR you tuned, e.g. mup_base_width={c.d_model})",
+         {"mup_base_width": 16}),
+    only_when("mup_base_width", lambda c: c.parametrization != "standard",
+              "only applies with parametrization='mup' (the width at which μP equals the standard parametrization)",
+              {"parametrization": "mup"}),
 )
 
 
@@ -172,6 +180,8 @@ class ModelConfig(ConfigBase):
     moe_aux_loss: MoeAuxLoss = "assignment_share"  # switch: Switch/Mixtral's f_e (k times ours with top-k)
     moe_topk_norm: MoeTopkNorm = "auto"  # auto: renormalize the top-k weights iff k ≥ 2
     moe_capacity_factor: float | None = None  # slots per expert = ceil(factor·N·k/E); overflow is dropped
+    parametrization: Parametrization = "standard"  # mup: init, Adam LRs, attention and logits scale with width
+    mup_base_width: int | None = None  # μP's base: the d_model at which it equals the standard parametrization
 
     def __post_init__(self) -> None:
         self.store_floats()

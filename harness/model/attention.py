@@ -20,6 +20,7 @@ from harness.model.component import Component, declared_linear
 from harness.model.positions import Rotation, apply_rope
 from harness.model.softcap import soft_cap
 from harness.model.spec.params import Params
+from harness.model.spec.parametrization import attention_scale
 
 
 def allowed_keys(n_queries: int, n_keys: int, window: int | None, device: torch.device) -> torch.Tensor:
@@ -48,7 +49,7 @@ class Attention(Component):
         self.norm_before_rope = registry.QK_NORM_PLACEMENTS[cfg.qk_norm_placement][0]
         self.register_parameter("sinks", None)
         self.declare(params)  # creates `sinks` when declared
-        self.scale = cfg.attn_scale if cfg.attn_scale is not None else cfg.head_dim**-0.5
+        self.scale = attention_scale(cfg)  # attn_scale or 1/√head_dim; under μP ∝ 1/head_dim
         self.softcap = cfg.attn_softcap
         self.window = cfg.layer_window(layer)
         self.uses_rope = cfg.layer_uses_rope(layer)

@@ -22,6 +22,7 @@ from harness.model import registry
 from harness.model.component import Component, declared_linear
 from harness.model.mlp import activation
 from harness.model.spec.params import Params
+from harness.model.spec.parametrization import readout_multiplier
 
 
 def assignment_share_loss(counts: torch.Tensor, mean_probs: torch.Tensor, n_tokens: int, top_k: int) -> torch.Tensor:
@@ -81,6 +82,7 @@ class MixtureOfExperts(Component):
         self.capacity_factor = cfg.moe_capacity_factor
         self.aux = registry.resolve(registry.MOE_AUX_LOSSES[cfg.moe_aux_loss])
         self.router = declared_linear(params, "router")
+        self.router_multiplier = readout_multiplier(cfg)  # 1/m under μP: the router is a readout
         self.experts = experts
         self.declare(params)
         self.aux_loss = torch.zeros(())
@@ -88,7 +90,10 @@ class MixtureOfExperts(Component):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = x.shape
         tokens = x.reshape(-1, shape[-1])  # (N, d)
-        probs = self.router(tokens).float().softmax(dim=-1)  # (N, E)
+        logits = self.router(tokens)  # (N, E)
+        if self.router_multiplier != 1.0:
+            logits = logits * self.router_multiplier
+        probs = logits.float().softmax(dim=-1)  # (N, E)
         weights, chosen = probs.topk(self.top_k, dim=-1)  # (N, k)
         if self.renormalize:
             weights = weights / weights.sum(dim=-1, keepdim=True)

@@ -21,17 +21,18 @@ from typing import Any, Callable, Iterator, Mapping
 
 from harness.model.spec import attention, embeddings, mlp, norms, positions
 from harness.model.spec.attention import QK_NORM_WIDTH
-from harness.model.spec.inits import NORM_SCALE, RESIDUAL, WEIGHT, ZEROS, InitRule
+from harness.model.spec.inits import INPUT_WEIGHT, NORM_SCALE, OUTPUT_WEIGHT, RESIDUAL, WEIGHT, ZEROS, InitRule
+from harness.model.spec.parametrization import PARAMETRIZATIONS
 from harness.model.spec.params import BIAS, Params, linear_init
 
 
 @dataclass(frozen=True)
 class Part:
     """A component's torch-free declaration `params(cfg, ...) -> Params` and its documented init: tensor name
-    → how it starts (a rule of `harness.model.spec.inits`, or a fixed `Init` such as `Constant(0.5)`). A name
-    the declaration leaves out for some configs (a bias) is fine; a declared tensor the init does not name is
-    an error. `init` takes no part in equality or hashing (calc caches declarations by entry, and the
-    declaration alone decides them)."""
+    → how it starts and in which role (a rule of `harness.model.spec.inits`, or a fixed `Init` such as
+    `Constant(0.5)`, whose role is input). A name the declaration leaves out for some configs (a bias) is fine;
+    a declared tensor the init does not name is an error. `init` takes no part in equality or hashing (calc
+    caches declarations by entry, and the declaration alone decides them)."""
 
     params: Callable[..., Params]
     init: Mapping[str, InitRule] = field(kw_only=True, compare=False)
@@ -41,13 +42,13 @@ class Part:
         return self.params(cfg, *args)
 
     def documented(self, cfg: Any, *args: Any) -> Params:
-        """The declared tensors, each with the init this entry documents for `cfg`: equal to
-        `declared(cfg, *args)` iff the declaration starts every tensor as documented."""
+        """The declared tensors, each with the init and role this entry documents for `cfg`: equal to
+        `declared(cfg, *args)` iff the declaration starts every tensor as documented, in the documented role."""
         params = self.params(cfg, *args)
         undocumented = ", ".join(name for name in params if name not in self.init)
         if undocumented:
             raise TypeError(f"{self.params.__qualname__} declares {undocumented} without a documented init")
-        return {name: dataclasses.replace(param, init=self.init[name].for_config(cfg))
+        return {name: dataclasses.replace(param, init=self.init[name].for_config(cfg), role=self.init[name].role)
                 for name, param in params.items()}
 
 
@@ -91,13 +92,13 @@ def resolve(path: str | Any) -> Any:
 
 # The parts every model has; no switch picks them, so the model builds their modules directly.
 ATTENTION = Part(attention.projections, init={
-    "sinks": WEIGHT,
+    "sinks": INPUT_WEIGHT,
     **linear_init("q_proj", WEIGHT), **linear_init("k_proj", WEIGHT), **linear_init("v_proj", WEIGHT),
     **linear_init("o_proj", RESIDUAL),
 })
-TOKEN_EMBEDDING = Part(embeddings.token_embedding, init={"weight": WEIGHT})
-LM_HEAD = Part(embeddings.lm_head, init={"weight": WEIGHT})
-MOE_ROUTER = Part(mlp.router, init=linear_init("router", WEIGHT))
+TOKEN_EMBEDDING = Part(embeddings.token_embedding, init={"weight": INPUT_WEIGHT})
+LM_HEAD = Part(embeddings.lm_head, init={"weight": OUTPUT_WEIGHT})
+MOE_ROUTER = Part(mlp.router, init=linear_init("router", OUTPUT_WEIGHT))
 EXPERTS = Part(mlp.experts, init={"gate_proj": WEIGHT, "up_proj": WEIGHT, "down_proj": RESIDUAL})
 
 NORMS: dict[str, Component] = {
@@ -132,7 +133,8 @@ GELU_APPROXIMATE: dict[str, str] = {"none": "none", "tanh": "tanh"}  # ModelConf
 POSITIONS: dict[str, Component] = {
     "rope": Component(positions.none, "harness.model.positions:RotaryPositions", init={}),
     "nope": Component(positions.none, "harness.model.positions:NoPositions", init={}),
-    "learned": Component(positions.learned, "harness.model.positions:LearnedPositions", init={"weight": WEIGHT}),
+    "learned": Component(positions.learned, "harness.model.positions:LearnedPositions",
+                         init={"weight": INPUT_WEIGHT}),
 }
 # rope_type → inverse-frequency function (head_dim, cfg) -> (D/2,) tensor.
 ROPE_TYPES: dict[str, str] = {
@@ -180,6 +182,7 @@ def tables() -> dict[str, dict[str, Any]]:
         "gelu_approximate": GELU_APPROXIMATE,
         "moe_aux_loss": MOE_AUX_LOSSES,
         "moe_topk_norm": MOE_TOPK_NORMS,
+        "parametrization": PARAMETRIZATIONS,
     }
 
 

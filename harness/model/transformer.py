@@ -15,6 +15,7 @@ from harness.model.embeddings import LMHead, TokenEmbedding
 from harness.model.moe import Experts, MixtureOfExperts
 from harness.model.softcap import soft_cap
 from harness.model.spec import decoder as spec
+from harness.model.spec.parametrization import embedding_factor, readout_multiplier
 
 
 def build_norm(cfg: ModelConfig, width: int, kind: str | None = None) -> nn.Module:
@@ -63,6 +64,7 @@ class Transformer(nn.Module):
         self.final_norm = build_norm(cfg, cfg.d_model) if final_norm else nn.Identity()
         self.lm_head = None if cfg.tie_embeddings else LMHead(cfg, registry.LM_HEAD.declared(cfg))
         self.aux_loss = torch.zeros(())
+        self.logit_multiplier = readout_multiplier(cfg)  # 1/m under μP (MuReadout), tied or not
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -96,13 +98,15 @@ class Transformer(nn.Module):
         x = self.tok_emb(input_ids)  # (B, T, d)
         if self.cfg.scale_embeddings:
             # Gemma rounds sqrt(d) to the hidden dtype before multiplying; do the same for parity.
-            x = x * torch.tensor(self.cfg.d_model**0.5, dtype=x.dtype, device=x.device)
+            x = x * torch.tensor(embedding_factor(self.cfg), dtype=x.dtype, device=x.device)
         x, rotation = self.pos_emb(x, offset)
         # Gemma 3: sliding-window layers rotate by their own base (rope_local_theta).
         local = self.pos_emb.local_rotation(x, offset) if self.cfg.rope_local_theta is not None else rotation
         for i, layer in enumerate(self.layers):
             x = layer(x, local if self.cfg.layer_uses_local_rope(i) else rotation, cache)
         x = self.final_norm(x)
+        if self.logit_multiplier != 1.0:
+            x = x * self.logit_multiplier  # on the readout's input, as MuReadout does: d multiplies, not V
         logits = self.lm_head(x) if self.lm_head is not None else F.linear(x, self.tok_emb.weight)  # (B, T, V)
         if self.cfg.final_softcap is not None:
             logits = soft_cap(logits, self.cfg.final_softcap)

@@ -1,4 +1,5 @@
-"""AdamW parameter groups (decay / no decay), Wortsman's independent decay, and the LR schedule."""
+"""AdamW parameter groups (decay / no decay, and each parametrization's per-layer LR), Wortsman's independent
+decay, and the LR schedule."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import torch
 from torch import nn
 
 from harness.config.train import TrainConfig
+from harness.model.spec import decoder
+from harness.model.transformer import Transformer
 
 EMBEDDING_PARAMETERS = ("tok_emb.weight", "pos_emb.weight")
 
@@ -21,17 +24,28 @@ def decays(name: str, param: nn.Parameter) -> bool:
     return param.ndim >= 2 and name not in EMBEDDING_PARAMETERS
 
 
+def lr_multipliers(model: nn.Module) -> dict[str, float]:
+    """A Transformer's factor on the peak LR per parameter name, from its parametrization (all 1 under the
+    standard one; under μP 1/m for hidden matrices); any other module trains every parameter at the LR given."""
+    return decoder.lr_multipliers(model.cfg) if isinstance(model, Transformer) else {}
+
+
 def parameter_groups(model: nn.Module, cfg: TrainConfig) -> list[dict]:
-    """AdamW groups; `weight_decay` already converted for `cfg.wd_mode` (see `TrainConfig.wd_mode`)."""
+    """AdamW groups by weight decay (`decays`, unless `no_decay_embeddings_norms_biases` is off) and by LR factor
+    (`lr_multipliers`). A group's `lr` is cfg.lr × its factor; its `weight_decay`, converted for `cfg.wd_mode`
+    (see `TrainConfig.wd_mode`), is divided by the factor, so every step decays a weight by what wd_mode says
+    whatever its LR (the `mup` package's MuAdam: width scales the Adam step, not the decay). Groups at the peak
+    LR come first (the logged `lr` is the first group's), decayed before not."""
     decay_value = cfg.weight_decay if cfg.wd_mode == "coupled" else cfg.weight_decay / cfg.lr
-    if not cfg.no_decay_embeddings_norms_biases:
-        return [{"params": [p for p in model.parameters() if p.requires_grad], "weight_decay": decay_value}]
-    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-    groups = [
-        {"params": [p for n, p in named if decays(n, p)], "weight_decay": decay_value},
-        {"params": [p for n, p in named if not decays(n, p)], "weight_decay": 0.0},
-    ]
-    return [group for group in groups if group["params"]]
+    factors = lr_multipliers(model)
+    groups: dict[tuple[float, bool], list[nn.Parameter]] = {}
+    for name, param in model.named_parameters():
+        if param.requires_grad:
+            decayed = decays(name, param) or not cfg.no_decay_embeddings_norms_biases
+            groups.setdefault((factors.get(name, 1.0), decayed), []).append(param)
+    order = sorted(groups, key=lambda key: (key[0] != 1.0, not key[1]))
+    return [{"params": groups[factor, decayed], "lr": cfg.lr * factor,
+             "weight_decay": decay_value / factor if decayed else 0.0} for factor, decayed in order]
 
 
 def lr_multiplier(step: int, cfg: TrainConfig) -> float:

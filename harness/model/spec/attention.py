@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.model.spec.inits import RESIDUAL, WEIGHT
-from harness.model.spec.params import Param, Params, has_bias, linear
+from harness.model.spec.inits import INPUT_WEIGHT, RESIDUAL, WEIGHT
+from harness.model.spec.params import Params, has_bias, linear, param
 
 if TYPE_CHECKING:
     from harness.config.model import ModelConfig
@@ -24,13 +24,13 @@ QK_NORM_WIDTH = {
 def projections(cfg: ModelConfig) -> Params:
     """q, k, v, o (and the per-head sink logits), in the module's registration order."""
     q_width, kv_width = cfg.n_heads * cfg.head_dim, cfg.n_kv_heads * cfg.head_dim
-    params = {"sinks": Param((cfg.n_heads,), WEIGHT.for_config(cfg))} if cfg.attn_sinks else {}
+    params = {"sinks": param((cfg.n_heads,), INPUT_WEIGHT, cfg)} if cfg.attn_sinks else {}  # per head, like a bias
     return (
         params
-        | linear("q_proj", cfg.d_model, q_width, has_bias(cfg, "q"), WEIGHT.for_config(cfg))
-        | linear("k_proj", cfg.d_model, kv_width, has_bias(cfg, "k"), WEIGHT.for_config(cfg))
-        | linear("v_proj", cfg.d_model, kv_width, has_bias(cfg, "v"), WEIGHT.for_config(cfg))
-        | linear("o_proj", q_width, cfg.d_model, has_bias(cfg, "o"), RESIDUAL.for_config(cfg))
+        | linear("q_proj", cfg.d_model, q_width, has_bias(cfg, "q"), WEIGHT, cfg)
+        | linear("k_proj", cfg.d_model, kv_width, has_bias(cfg, "k"), WEIGHT, cfg)
+        | linear("v_proj", cfg.d_model, kv_width, has_bias(cfg, "v"), WEIGHT, cfg)
+        | linear("o_proj", q_width, cfg.d_model, has_bias(cfg, "o"), RESIDUAL, cfg)
     )
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from harness.model import registry
 from harness.model.spec import attention as attention_spec
 from harness.model.spec.params import Params, prefixed
+from harness.model.spec.parametrization import lr_multiplier
 
 if TYPE_CHECKING:
     from harness.config.model import ModelConfig
@@ -83,3 +84,9 @@ def decoder(cfg: ModelConfig, view: View = declared) -> Params:
         params |= prefixed(f"layers.{layer}", block(cfg, layer, view))
     params |= prefixed("final_norm", final_norm(cfg, view))
     return params | head
+
+
+def lr_multipliers(cfg: ModelConfig) -> dict[str, float]:
+    """Every parameter's factor on the peak Adam LR, by full name, from its declared role: 1 everywhere under the
+    standard parametrization; under μP 1/m for the hidden matrices (m = d_model / mup_base_width)."""
+    return {name: lr_multiplier(cfg, param.role) for name, param in decoder(cfg).items()}

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.model.spec.inits import WEIGHT
-from harness.model.spec.params import Param, Params
+from harness.model.spec.inits import INPUT_WEIGHT, OUTPUT_WEIGHT
+from harness.model.spec.params import Params, param
 
 if TYPE_CHECKING:
     from harness.config.model import ModelConfig
 
 
 def token_embedding(cfg: ModelConfig) -> Params:
-    """(V, d), a lookup; when tied it is also the output projection, whose V×d matmul every token pays."""
+    """(V, d), a lookup; when tied it is also the output projection, whose V×d matmul every token pays (an
+    input weight either way: a tied readout's 1/m under μP is a factor on the logits, not on the table)."""
     logits = cfg.vocab_size * cfg.d_model if cfg.tie_embeddings else 0
-    return {"weight": Param((cfg.vocab_size, cfg.d_model), WEIGHT.for_config(cfg), logits)}
+    return {"weight": param((cfg.vocab_size, cfg.d_model), INPUT_WEIGHT, cfg, logits)}
 
 
 def lm_head(cfg: ModelConfig) -> Params:
-    """The untied output projection (V, d), bias-free."""
-    return {"weight": Param((cfg.vocab_size, cfg.d_model), WEIGHT.for_config(cfg), cfg.vocab_size * cfg.d_model)}
+    """The untied output projection (V, d), bias-free: a readout."""
+    return {"weight": param((cfg.vocab_size, cfg.d_model), OUTPUT_WEIGHT, cfg, cfg.vocab_size * cfg.d_model)}

@@ -9,6 +9,11 @@ A rule (`for_config(cfg) -> Init`) is how docs/model.md states a start in terms 
 normal(0, init_std) (`WEIGHT`), projections into the residual stream are scaled with depth (`RESIDUAL`), a
 norm's γ starts at the identity (`NORM_SCALE`). Every init is also a rule that gives itself for any config, so
 a registry entry documents a fixed start such as `Constant(0.5)` the same way (see `registry.Part.init`).
+
+A rule also knows its tensor's `role` (`harness.model.spec.parametrization`: input, hidden or output), which
+scales its start and its Adam LR with width under μP: `WEIGHT` and `RESIDUAL` are hidden matrices,
+`INPUT_WEIGHT` the tables and sink logits, `OUTPUT_WEIGHT` the readouts; a fixed start and a norm's γ are input
+(vector-like) tensors.
 """
 
 from __future__ import annotations
@@ -18,12 +23,17 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from harness.model.spec.parametrization import HIDDEN, INPUT, OUTPUT, init_multiplier
+
 if TYPE_CHECKING:
     from harness.config.model import ModelConfig
 
 
 class Init(abc.ABC):
-    """How one tensor starts: a frozen dataclass of plain values that fills a tensor in place."""
+    """How one tensor starts: a frozen dataclass of plain values that fills a tensor in place. As a rule it
+    documents a tensor whose start does not scale with width (an input, i.e. vector-like, role)."""
+
+    role = INPUT
 
     @abc.abstractmethod
     def fill(self, tensor: Any) -> None:
@@ -67,21 +77,26 @@ class Normal(Init):
 
 
 class InitRule(Protocol):
-    """A documented start, stated in terms of the config (every `Init` is one)."""
+    """A documented start, stated in terms of the config, and the role of the tensor (every `Init` is one)."""
+
+    role: str
 
     def for_config(self, cfg: ModelConfig) -> Init: ...
 
 
 @dataclass(frozen=True)
 class StdRule:
-    """normal(0, init_std); a `residual` projection (one that writes into the residual stream: o_proj,
-    down_proj) also times 1/√(2·n_layers) with scaled_init (GPT-2)."""
+    """normal(0, init_std) for a tensor of `role`, times its parametrization's width factor (under μP
+    1/√(d_model / mup_base_width) for a hidden matrix); a `residual` projection (one that writes into the
+    residual stream: o_proj, down_proj) also times 1/√(2·n_layers) with scaled_init (GPT-2)."""
 
     residual: bool = False
+    role: str = HIDDEN
 
     def for_config(self, cfg: ModelConfig) -> Normal:
         scaled = self.residual and cfg.scaled_init
-        return Normal(cfg.init_std, 1 / math.sqrt(2 * cfg.n_layers) if scaled else 1.0)
+        depth = 1 / math.sqrt(2 * cfg.n_layers) if scaled else 1.0
+        return Normal(cfg.init_std, depth * init_multiplier(cfg, self.role))
 
 
 @dataclass(frozen=True)
@@ -89,8 +104,11 @@ class NormScale:
     """A norm's γ at the identity: ones, or zeros when it is stored as an offset from one (norm_unit_offset,
     Gemma's 1 + w)."""
 
+    role = INPUT
+
     def for_config(self, cfg: ModelConfig) -> Constant:
         return ZEROS if cfg.norm_unit_offset else ONES
 
 
 WEIGHT, RESIDUAL, NORM_SCALE = StdRule(), StdRule(residual=True), NormScale()
+INPUT_WEIGHT, OUTPUT_WEIGHT = StdRule(role=INPUT), StdRule(role=OUTPUT)

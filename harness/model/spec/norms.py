@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.model.spec.inits import NORM_SCALE, ZEROS
-from harness.model.spec.params import Param, Params, has_bias
+from harness.model.spec.params import Param, Params, has_bias, param
 
 if TYPE_CHECKING:
     from harness.config.model import ModelConfig
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 def scale(cfg: ModelConfig, width: int) -> Params:
     """γ: identity at init, i.e. ones, or zeros when it is stored as an offset from one (Gemma's 1 + w)."""
-    return {"weight": Param((width,), NORM_SCALE.for_config(cfg))}
+    return {"weight": param((width,), NORM_SCALE, cfg)}
 
 
 def rmsnorm(cfg: ModelConfig, width: int) -> Params:

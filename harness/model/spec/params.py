@@ -1,7 +1,8 @@
 """Torch-free parameter declarations: the one description of a component's tensors.
 
 A component declares, next to its module, every tensor it owns: its shape, how it starts (an `Init` of
-`harness.model.spec.inits`), and how many of its weights one token is multiplied by. `harness.calc` counts
+`harness.model.spec.inits`), its role (which scales its start and its LR with width under μP,
+`harness.model.spec.parametrization`), and how many of its weights one token is multiplied by. `harness.calc` counts
 parameters and FLOPs from these declarations without torch; the module creates and initializes its
 parameters from the same ones, so the calculator cannot drift from the model.
 """
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.model.spec.inits import ZEROS, Init, InitRule
+from harness.model.spec.parametrization import INPUT
 
 if TYPE_CHECKING:
     from harness.config.model import ModelConfig
@@ -21,11 +23,13 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Param:
     """One tensor of a component. `matmul`: how many of its weights one token is multiplied by in the
-    forward pass (its size for a projection, the active share for experts, 0 for lookups, norms, biases)."""
+    forward pass (its size for a projection, the active share for experts, 0 for lookups, norms, biases).
+    `role`: input, hidden or output (`harness.model.spec.parametrization`); `param()` takes it from the rule."""
 
     shape: tuple[int, ...]
     init: Init
     matmul: int = 0
+    role: str = INPUT
 
     @property
     def numel(self) -> int:
@@ -48,9 +52,14 @@ def has_bias(cfg: ModelConfig, part: str) -> bool:
     return part in BIAS[cfg.bias]
 
 
-def linear(name: str, fan_in: int, fan_out: int, bias: bool, init: Init) -> Params:
-    """An nn.Linear `name` (weight (out, in), bias zero-initialized when present)."""
-    params = {f"{name}.weight": Param((fan_out, fan_in), init, matmul=fan_in * fan_out)}
+def param(shape: tuple[int, ...], rule: InitRule, cfg: ModelConfig, matmul: int = 0) -> Param:
+    """A tensor that starts as `rule` gives for `cfg`, in the rule's role."""
+    return Param(shape, rule.for_config(cfg), matmul, rule.role)
+
+
+def linear(name: str, fan_in: int, fan_out: int, bias: bool, weight: InitRule, cfg: ModelConfig) -> Params:
+    """An nn.Linear `name` (weight (out, in) started by the rule `weight`, bias zero-initialized when present)."""
+    params = {f"{name}.weight": param((fan_out, fan_in), weight, cfg, matmul=fan_in * fan_out)}
     if bias:
         params[f"{name}.bias"] = Param((fan_out,), ZEROS)
     return params

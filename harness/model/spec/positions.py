@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.model.spec.inits import WEIGHT
-from harness.model.spec.params import Param, Params
+from harness.model.spec.inits import INPUT_WEIGHT
+from harness.model.spec.params import Params, param
 
 if TYPE_CHECKING:
     from harness.config.model import ModelConfig
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 def learned(cfg: ModelConfig) -> Params:
     """One vector per absolute position, added to the embeddings (a lookup, not a matmul)."""
-    return {"weight": Param((cfg.max_seq_len, cfg.d_model), WEIGHT.for_config(cfg))}
+    return {"weight": param((cfg.max_seq_len, cfg.d_model), INPUT_WEIGHT, cfg)}
 
 
 def none(cfg: ModelConfig) -> Params:

@@ -1,6 +1,7 @@
 """Every value of every switch, read from the registry (so a newly registered value is covered without editing
-this file): it builds, trains a step with finite gradients, declares the init its registry entry documents and
-starts its tensors as declared, and the calculator's declarations and FLOPs equal the built model. Plus random
+this file): it builds, trains a step with finite gradients, declares the init and role its registry entry
+documents and starts its tensors as declared, and the calculator's declarations and FLOPs equal the built model;
+under μP it also trains, and every tensor scales as the `mup` package's shape rule says. Plus random
 combinations, and a throwaway norm (Dynamic Tanh, with a non-standard init) registered here to prove that a
 new component is picked up, and that each check catches its own kind of broken copy (docs/internals.md,
 "Adding a switch value").
@@ -19,12 +20,13 @@ from torch.utils.flop_counter import FlopCounterMode
 from harness import calc
 from harness.config.base import ConfigError, literal_options
 from harness.config.model import RULES, ModelConfig
-from harness.config.rules import enabling
+from harness.config.rules import default, enabling
 from harness.model import build_model, registry
 from harness.model.component import Component
 from harness.model.spec import decoder, norms
-from harness.model.spec.inits import NORM_SCALE, WEIGHT, ZEROS, Constant, Normal
-from harness.model.spec.params import Param
+from harness.model.spec.inits import INPUT_WEIGHT, NORM_SCALE, WEIGHT, ZEROS, Constant, Normal
+from harness.model.spec.parametrization import HIDDEN, OUTPUT
+from harness.model.spec.params import Param, param
 
 BASE = dict(vocab_size=61, d_model=32, n_layers=2, n_heads=4, max_seq_len=16)
 MOE = {"n_experts": 4, "moe_top_k": 2}
@@ -52,6 +54,7 @@ VALUE_SWITCHES = {
     "norm_eps": [{"norm_eps": 1e-3}],
     "init_std": [{"init_std": 0.05}],
     "ffn_multiple_of": [{"ffn_multiple_of": 16}],
+    "mup_base_width": [{"parametrization": "mup", "mup_base_width": 16}],
 }
 SIZE_FIELDS = {"vocab_size", "d_model", "n_layers", "n_heads", "max_seq_len"}
 
@@ -74,15 +77,16 @@ def cases() -> list[dict]:
     found = []
     for field, table in registry.tables().items():
         for value in table:
-            found.append({**enabling(RULES, field), field: value})  # with what the field needs to mean anything
+            # A value other than the default comes with what the field needs to leave it (μP needs its base width).
+            needs = enabling(RULES, field) if value != default(ModelConfig, field) else {}
+            found.append({**needs, field: value})
     for qk_norm in registry.NORMS:
         for scope in registry.QK_NORM_WIDTH:
             for placement in registry.QK_NORM_PLACEMENTS:
                 found.append({"qk_norm": qk_norm, "qk_norm_scope": scope, "qk_norm_placement": placement,
                               "n_kv_heads": 2, "nope_every": 2})
     for field in _bool_fields():
-        default = next(f.default for f in dataclasses.fields(ModelConfig) if f.name == field)
-        found.append({field: not default})
+        found.append({field: not default(ModelConfig, field)})
     return found + [case for cases_of_field in VALUE_SWITCHES.values() for case in cases_of_field]
 
 
@@ -124,12 +128,14 @@ STARTS = {Constant: _starts_constant, Normal: _starts_normal}
 
 
 def check_initialization(cfg: ModelConfig) -> None:
-    """Every tensor's declared init is the one its registry entry documents, and the built tensor holds it."""
+    """Every tensor's declared init and role are the ones its registry entry documents, and the built tensor
+    holds that init."""
     torch.manual_seed(0)
     declared, documented = decoder.decoder(cfg), decoder.decoder(cfg, decoder.documented)
     for name, tensor in build_model(cfg).named_parameters():
-        init = declared[name].init
-        assert init == documented[name].init, f"{name}: declared {init}, documented {documented[name].init}"
+        init, role = declared[name].init, declared[name].role
+        assert (init, role) == (documented[name].init, documented[name].role), (
+            f"{name}: declared {init} as {role}, documented {documented[name].init} as {documented[name].role}")
         assert type(init) in STARTS, f"{name}: no check for init kind {type(init).__name__} in STARTS"
         assert STARTS[type(init)](tensor.detach(), init), f"{name} does not start as declared: {init}"
 
@@ -163,6 +169,41 @@ def check_flops_equal_model(cfg: ModelConfig) -> None:
 
 
 CHECKS = [check_trains, check_initialization, check_calc_equals_model, check_flops_equal_model]
+MUP = {"parametrization": "mup", "mup_base_width": BASE["d_model"] // 2}  # width multiplier m = 2
+
+
+def _widened(cfg: ModelConfig) -> ModelConfig:
+    """`cfg` twice as wide: every width-like size doubled (d_model, head_dim, d_ff), every count kept."""
+    return cfg.replace(d_model=2 * cfg.d_model, head_dim=2 * cfg.head_dim, d_ff=2 * cfg.d_ff)
+
+
+def _width_like(narrow: tuple[int, ...], wide: tuple[int, ...]) -> list[bool]:
+    """Which dimensions of a tensor grow with the model's width (`mup.set_base_shapes` compares two widths)."""
+    return [a != b for a, b in zip(narrow, wide)]
+
+
+def check_mup_scaling(cfg: ModelConfig) -> None:
+    """Against the `mup` package's rules, read off shapes at two widths: a tensor with two width-like dimensions
+    is matrix-like (hidden): its init std is the standard one × m^-½ (`mup.init`) and its Adam LR × 1/m
+    (`MuAdam`); any other tensor starts and trains as under the standard parametrization; an output tensor is a
+    readout, a matrix whose fan-in (its last dimension) is its only width-like one (`MuReadout`)."""
+    m = cfg.d_model / cfg.mup_base_width
+    standard = decoder.decoder(cfg.replace(parametrization="standard", mup_base_width=None))
+    wide, factors = decoder.decoder(_widened(cfg)), decoder.lr_multipliers(cfg)
+    for name, param in decoder.decoder(cfg).items():
+        width_like = _width_like(param.shape, wide[name].shape)
+        matrix_like = sum(width_like) == 2
+        assert (param.role == HIDDEN) == matrix_like, f"{name} {param.shape} is {param.role}: width-like {width_like}"
+        if param.role == OUTPUT:
+            assert len(param.shape) == 2 and width_like == [False, True], f"{name} is no readout"
+        init, expected = param.init, standard[name].init
+        if matrix_like:
+            expected = dataclasses.replace(expected, multiplier=pytest.approx(expected.multiplier * m**-0.5))
+        assert init == expected, f"{name}: starts as {init} under μP, expected {expected}"
+        assert factors[name] == pytest.approx(1 / m if matrix_like else 1.0), f"{name}: LR factor {factors[name]}"
+
+
+MUP_CHECKS = [check_trains, check_initialization, check_mup_scaling]
 
 
 def test_every_literal_value_has_a_component():
@@ -180,6 +221,14 @@ def test_every_field_is_classified():
 @pytest.mark.parametrize("overrides", cases(), ids=_case_id)
 def test_every_switch_value(overrides, check):
     check(ModelConfig(**{**BASE, **overrides}))
+
+
+@pytest.mark.parametrize("check", MUP_CHECKS, ids=lambda check: check.__name__)
+@pytest.mark.parametrize("overrides", cases(), ids=_case_id)
+def test_every_switch_value_under_mup(overrides, check):
+    """μP composes with every switch value: it trains, declares what its registry entry documents, and scales
+    every tensor as the `mup` package would."""
+    check(ModelConfig(**{**BASE, **overrides, **MUP}))
 
 
 def _random_config(rng: random.Random) -> ModelConfig:
@@ -270,7 +319,7 @@ class _MixesChannels(DynamicTanh):  # multiplies by a (width, width) matrix its 
 
 
 def _with_mixing(cfg, width):
-    return dyt(cfg, width) | {"mix": Param((width, width), WEIGHT.for_config(cfg))}
+    return dyt(cfg, width) | {"mix": param((width, width), WEIGHT, cfg)}
 
 
 class _DetachesAlpha(DynamicTanh):  # α never learns
@@ -292,6 +341,20 @@ def test_the_registry_checks_catch_a_broken_copy(params, module, init, failure):
     with registry.registered(registry.NORMS, THROWAWAY, registry.Component(params, module, init=init)):
         with pytest.raises(AssertionError, match=failure):
             _run_checks_on(THROWAWAY)
+
+
+def _mixing_declared_as_input(cfg, width):  # a (width, width) matrix documented and declared vector-like
+    return dyt(cfg, width) | {"mix": param((width, width), INPUT_WEIGHT, cfg)}
+
+
+def test_the_mup_check_catches_a_matrix_declared_in_the_wrong_role():
+    """Declaration and documentation agree, so only the shape rule can tell that μP leaves this matrix unscaled."""
+    broken = registry.Component(_mixing_declared_as_input, _MixesChannels, init=DYT_INIT | {"mix": INPUT_WEIGHT})
+    with registry.registered(registry.NORMS, THROWAWAY, broken):
+        cfg = ModelConfig(**BASE, **MUP, norm=THROWAWAY)
+        check_initialization(cfg)
+        with pytest.raises(AssertionError, match=r"mix \(32, 32\) is input: width-like \[True, True\]"):
+            check_mup_scaling(cfg)
 
 
 def test_a_declared_tensor_without_a_documented_init_is_refused():
