@@ -49,7 +49,10 @@ class RunCheckpoints(Callback):
             return self.latest  # a stop requested at a periodic checkpoint's step: that one is the stop's
         name = self.name(step)
         self.fence.check(f"checkpoint {name}")
-        trainer.save_checkpoint(self.ckpt_dir / name)
+        trainer.save_checkpoint(self.ckpt_dir / name)  # every process of a multi-device run; rank 0 writes the file
+        if not trainer.is_global_zero:
+            self.latest, self._saved_step = name, step
+            return name
         self.fence.check(f"point {LAST} at {name}")
         point_last_at(self.ckpt_dir, name)
         try:
