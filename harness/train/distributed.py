@@ -15,6 +15,7 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 from lightning.fabric.plugins.environments import ClusterEnvironment
+from lightning.pytorch import Callback
 
 from harness.train.placement import Placement
 
@@ -98,3 +99,12 @@ def from_rank_zero(value, placement: Placement):
     box = [value]
     dist.broadcast_object_list(box, src=0)
     return box[0]
+
+
+class AgreeToStop(Callback):
+    """A stop one process decides alone (a search's pruner reads process 0's validation) ends every process of
+    the run at the same finished step; last among the callbacks, after every decision of the step."""
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        if pl_module.finished_step_values() is not None:
+            trainer.should_stop = bool(agree_max(trainer, int(trainer.should_stop)))

@@ -27,7 +27,7 @@ from harness.config.train import TrainConfig
 from harness.data import PreparedData, TokenDataModule
 from harness.train.checkpoints import TOKENIZER, checkpoint_dir, checkpoint_step, last_checkpoint
 from harness.train.checkpointing import RunCheckpoints
-from harness.train.distributed import from_rank_zero, run_strategy
+from harness.train.distributed import AgreeToStop, from_rank_zero, run_strategy
 from harness.train.divergence import DivergenceMonitor
 from harness.train.fencing import UNFENCED, Fence, StopWhenFenced
 from harness.train.interrupt import RunInterrupted, StopOnRequest, clear_stop_request, stop_on_signals
@@ -134,7 +134,8 @@ def build_trainer(train: TrainConfig, device: str, callbacks: list, loggers: lis
         accumulate_grad_batches=train.grad_accum,
         limit_val_batches=0,
         num_sanity_val_steps=0,
-        callbacks=[*callbacks, FlushOnCheckpoint(), checkpoints, StopOnRequest(checkpoints)],
+        callbacks=[*callbacks, FlushOnCheckpoint(), checkpoints, StopOnRequest(checkpoints),
+                   *([AgreeToStop()] if placement.distributed else [])],
         logger=loggers,
         enable_progress_bar=progress,
         enable_model_summary=False,
@@ -184,11 +185,11 @@ def process_flags(train: TrainConfig, device: str) -> Iterator[None]:
             torch.set_flush_denormal(False)
 
 
-def resume_point(spec: RunSpec, placement: Placement = SINGLE_DEVICE) -> tuple[Path | None, int | None]:
+def resume_point(spec: RunSpec, placement: Placement = SINGLE_DEVICE, rank: int = 0) -> tuple[Path | None, int | None]:
     """(the checkpoint to resume from, the first step of the new segment): (None, None) for a fresh run,
     (None, 0) for a resume with no usable checkpoint (a new segment that supersedes every row). Process 0's
     choice on every process of a multi-device run."""
-    resume_from = last_checkpoint(spec.results_dir, spec.run_id) if spec.resume else None
+    resume_from = last_checkpoint(spec.results_dir, spec.run_id) if spec.resume and rank == 0 else None
     if resume_from is not None:
         resume_from = Path(os.path.realpath(resume_from))  # the file, not the link another writer may re-point
     if resume_from is not None and checkpoint_step(resume_from) >= spec.train.steps:
@@ -227,7 +228,7 @@ def train_run(
     train, model_cfg, writer = spec.train, spec.model, rank == 0
     device = resolve_device(train)
     ckpt_dir = checkpoint_dir(spec.results_dir, spec.run_id)
-    resume_from, start_step = resume_point(spec, placement)
+    resume_from, start_step = resume_point(spec, placement, rank)
     seed_everything(train.seed, verbose=False)
     module = LitLM(model_cfg, train)
     datamodule = TokenDataModule(data, train.seq_len, train.batch_size, train.seed, share=(rank, placement.devices))

@@ -10,10 +10,10 @@ import subprocess
 import db
 import pytest
 
-from experiments import SlurmLauncher, expand
+from experiments import Layout, SlurmLauncher, SlurmResources, expand
 from experiments.backends.devices import parse_devices, visible_gpus, worker_slots
 from experiments.declare.load import load_ablation
-from experiments.backends.slurm.launcher import parse_time
+from experiments.backends.slurm.resources import parse_time
 from experiments.backends.slurm.logs import slurm_log, worker_name
 from harness.config.base import ConfigError
 from harness.train.checkpoints import last_checkpoint
@@ -66,7 +66,7 @@ def test_preempted_workers_requeue_and_their_cells_resume_from_their_checkpoints
     # one array element running two workers (SLURM tasks), as K workers share a GPU; both are mid-cell
     path = ablation_file(name="p", steps=200, checkpoint_every=20)
     ids, results = cell_ids(path), tmp_path / "results"
-    code, out, err = harness_sweep(slurm, path, results, "--workers", "1", "--tasks-per-gpu", "2")
+    code, out, err = harness_sweep(slurm, path, results, "--workers", "2", "--workers-per-device", "2")
     assert code == 0, err
     (job,) = out.splitlines()[0].split()
     wait_for(lambda: all(last_checkpoint(results, r) is not None for r in ids), timeout=120)  # past a checkpoint
@@ -205,11 +205,12 @@ def test_placement_follows_the_visible_gpus_like_the_local_backend(monkeypatch):
 
 
 def test_an_element_runs_k_workers_per_gpu_as_slurm_tasks(slurm, tmp_path):
-    launcher = SlurmLauncher(tmp_path, "s", workers=3, gpus_per_task=2, tasks_per_gpu=4, mem="32G", time="4:00:00")
+    launcher = SlurmLauncher(tmp_path, "s", layout=Layout(workers=24, workers_per_device=4),
+                             resources=SlurmResources(gpus_per_element=2, mem="32G", time="4:00:00"))
     parameters = launcher.executor().parameters
     assert (parameters["ntasks_per_node"], parameters["gpus_per_node"], parameters["time"], parameters["mem"]) == \
         (8, 2, 240, "32G")
-    assert SlurmLauncher(tmp_path, "s").tasks_per_element == 1
+    assert launcher.elements == 3 and SlurmLauncher(tmp_path, "s").workers_per_element == 1
 
 
 def test_a_task_paused_past_stale_after_loses_its_cell_and_goes_on_with_the_next(slurm, tmp_path, ablation_file):

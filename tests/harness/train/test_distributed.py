@@ -1,7 +1,8 @@
 """One run on two processes (gloo on CPU) against the same run on one process, the oracle: with the same global
 batch, DDP and FSDP give the one-process losses, gradient norms and validation losses to 1e-5 and its final
 weights; only process 0 writes (one segment, one checkpoint file per save); a stop that reaches one process
-stops both at the same step with a checkpoint, and the run resumes from it on one process to the oracle's curve.
+stops both at the same step with a checkpoint, and the run resumes from it on one process to the oracle's curve;
+a stop one process decides (a pruner's) ends both at that step.
 
 The two processes run every multi-device run of this module in one launch (as a sweep worker and its helper
 process run cell after cell, with a process group per run), so the torch import is paid once."""
@@ -43,8 +44,9 @@ def assert_same_curves(got, want):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, train_data, train_data_cfg, tiny_model_cfg, tiny_train_cfg):
-    """(the one-process oracle's results, the two-process runs' results): 'ddp', 'fsdp', and 'stopped' (DDP,
-    process 1 alone asked to stop at step 3)."""
+    """(the one-process oracle's results, the two-process runs' results, their logs): 'ddp', 'fsdp', 'stopped' (DDP,
+    process 1 alone asked to stop at step 3, as a signal does) and 'decided' (process 0 alone stops at step 2, as
+    a search's pruner does)."""
     root = tmp_path_factory.mktemp("distributed")
     oracle = root / "oracle"
     train_run(RunSpec(tiny_model_cfg, tiny_train_cfg, train_data_cfg, oracle, "r"), train_data, progress=False)
@@ -54,7 +56,9 @@ def runs(tmp_path_factory, train_data, train_data_cfg, tiny_model_cfg, tiny_trai
             "runs": [{"run_id": "ddp", "results": str(two), "devices": 2, "strategy": "ddp"},
                      {"run_id": "fsdp", "results": str(two), "devices": 2, "strategy": "fsdp"},
                      {"run_id": "stopped", "results": str(two), "devices": 2, "strategy": "ddp",
-                      "stop_rank": 1, "stop_at": 3}]}
+                      "stop_rank": 1, "stop_at": 3, "stop_how": "signal"},
+                     {"run_id": "decided", "results": str(two), "devices": 2, "strategy": "ddp",
+                      "stop_rank": 0, "stop_at": 2, "stop_how": "decide"}]}
     (root / "jobs.json").write_text(json.dumps(jobs))
     processes = [subprocess.Popen([sys.executable, str(HERE / "run_process.py"), str(root / "jobs.json"), str(rank)],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for rank in (0, 1)]
@@ -100,3 +104,11 @@ def test_every_process_needs_an_equal_share_of_the_batch():
         Placement(2, "dpp")
     with pytest.raises(ConfigError, match=r"--devices-per-cell 0 is invalid"):
         Placement(0)
+
+
+def test_a_stop_one_process_decides_ends_every_process_at_that_step(runs):
+    oracle, two, logs = runs
+    assert "rank 0 decided: completed" in logs[0] and "rank 1 decided: completed" in logs[1]  # neither left waiting
+    (last_step,) = db.connect(two).execute("SELECT last_step FROM runs WHERE run_id = 'decided'").fetchone()
+    assert last_step == 2
+    assert curves(two, "decided")["train_loss"] == pytest.approx(curves(oracle, "r")["train_loss"][:2], abs=TOLERANCE)
