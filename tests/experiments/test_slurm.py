@@ -2,6 +2,7 @@
 skipped): every cell exactly once, a worker preempted mid-cell requeues itself and its cell resumes from its
 checkpoint, a failed cell's SLURM log is shown, and bad input is one line before anything is submitted."""
 
+import json
 import os
 import re
 import signal
@@ -234,3 +235,38 @@ def test_a_task_paused_past_stale_after_loses_its_cell_and_goes_on_with_the_next
     lost_at = log.index("lost the cell to another worker")
     assert "no cell left" in log[lost_at:]  # the task went on with the claim loop and ended cleanly
     assert "Traceback" not in log[lost_at:]
+
+
+def test_multi_device_cells_run_on_slurm_and_the_array_closes_the_sweep_by_itself(slurm, tmp_path, ablation_file):
+    """One element running one worker of two processes (--devices-per-cell 2, gloo on the node's CPUs), prepared by a
+    --setup line, with an sbatch option passed through and the interpreter named; no --wait: the array itself keeps
+    and finishes the report and compacts the store once, which a later --follow finds done."""
+    import sys
+
+    path = ablation_file(name="m", steps=6)
+    ids, results = cell_ids(path), tmp_path / "results"
+    launch = [sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results), "--set", "vocab_size=512",
+              "--backend", "slurm"]
+    done = subprocess.run([*launch, "--devices-per-cell", "2", "--cpus-per-worker", "1", "--python", sys.executable,
+                           "--setup", "echo setup ran on $(hostname)", "--sbatch", "comment=harness-test"],
+                          env=slurm.env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    (job,) = done.stdout.split()
+    assert "Comment=harness-test" in slurm.run("scontrol", "show", "job", job).stdout
+    closed = results / "sweeps" / "m" / "logs" / "closed.json"
+    wait_for(lambda: closed.exists() and job not in slurm.queue(), timeout=400)
+
+    for run_id in ids:
+        assert finished_segments(results, run_id) == ["completed"] and len(db.run_state(results, run_id).segments) == 1
+    log = slurm_log(results, worker_name(job, 0)).read_text()
+    assert "setup ran on" in log and "closing the sweep: closed" in log and "ended with" not in log
+    assert json.loads(closed.read_text())["by"] == worker_name(job, 0)
+    assert (results / "index" / "shards.parquet").exists()  # compacted: the catalog index is written last
+    last_page = (results / "sweeps" / "m" / "logs" / "report.log").read_text().splitlines()[-1]
+    assert f"report: {len(ids)} of {len(ids)} cells in " in last_page  # the finished page, drawn on the node
+
+    before = closed.read_text()
+    follow = subprocess.run([*launch, "--follow", "--no-progress"], env=slurm.env, capture_output=True, text=True,
+                            timeout=180)
+    assert follow.returncode == 0, follow.stderr
+    assert "report  " in follow.stdout and closed.read_text() == before  # closed once, by the array

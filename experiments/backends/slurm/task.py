@@ -90,7 +90,7 @@ class SweepTask(submitit.helpers.Checkpointable):
         return max(1, _task_cpus() // self.layout.devices_per_cell)
 
     def _work(self, name: str) -> int:
-        from experiments import worker
+        from experiments.workers import worker
 
         return worker.main(["--results", self.results_dir, "--sweep", self.sweep, "--worker", name,
                             "--retries", str(self.retries), "--stale-after", str(self.stale_after),
