@@ -134,6 +134,9 @@ def test_status_shows_the_slurm_log_of_a_failed_cell(slurm, tmp_path, ablation_f
     (["--backend", "slurm", "--time", "90x"], "--time '90x' is invalid"),
     (["--backend", "slurm", "--mem", "lots"], "--mem 'lots' is invalid"),
     (["--backend", "slurm", "--devices", "cpu"], "--devices is for --backend local"),
+    (["--backend", "slurm", "--sbatch", "no-such-option=1"], "sbatch refused the job: sbatch: unrecognized option"),
+    (["--backend", "slurm", "--gpus-per-element", "1", "--gpu-type", "a100"],
+     "sbatch refused the job: sbatch: error: Invalid generic resource (gres) specification"),
     (["--partition", PARTITION], "--partition needs --backend slurm."),
     (["--wait"], "--wait needs --backend slurm."),
 ])

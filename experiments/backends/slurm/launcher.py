@@ -96,7 +96,8 @@ class SlurmLauncher:
             script.write_text(_make_sbatch_string(command="true", folder=folder, map_count=self.elements, **self.parameters()))
             answer = subprocess.run(["sbatch", "--test-only", str(script)], capture_output=True, text=True, timeout=60)
         if answer.returncode != 0:
-            said = [line.strip() for line in (answer.stderr + answer.stdout).splitlines() if line.strip()]
+            said = [line.strip() for line in (answer.stderr + answer.stdout).splitlines()
+                    if line.strip() and not line.startswith("Try ")]  # not sbatch's "Try sbatch --help" after the reason
             raise ConfigError(_unreachable(said) or f"sbatch refused the job: {said[-1] if said else 'no reason given'}")
 
     def submit(self) -> list[str]:
