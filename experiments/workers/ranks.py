@@ -117,18 +117,19 @@ def _message(store, number: int, worker: int) -> str | None:
 
 
 def _train(args, message: dict, number: int) -> None:
-    """Train this rank's share of the cell the worker posted."""
+    """Train this rank's share of the cell the worker posted. The group is joined first, whatever fails after:
+    the worker waits in the join, and a rank that leaves the group ends the cell's collectives with an error."""
     from experiments.plan.cell import Cell
     from harness.data import prepare
     from harness.train.run import RunSpec, train_run
 
-    cell = Cell.from_plan_row(message["row"])
-    prepared = prepare(cell.data, cell.model.vocab_size)  # the worker prepared it first: a cache read
-    spec = RunSpec(cell.model, cell.train, cell.data, args.results, cell.run_id, resume=message["resume"],
-                   sweep=args.sweep, arm=cell.arm)
     placement = Placement(args.devices_per_cell, args.strategy)
     join(args.store, number, args.rank, placement.devices)
     try:
+        cell = Cell.from_plan_row(message["row"])
+        prepared = prepare(cell.data, cell.model.vocab_size)  # the worker prepared it first: a cache read
+        spec = RunSpec(cell.model, cell.train, cell.data, args.results, cell.run_id, resume=message["resume"],
+                       sweep=args.sweep, arm=cell.arm)
         train_run(spec, prepared, progress=False, placement=placement, rank=args.rank)
     finally:
         leave()
