@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from cli import until_decided
+from cli.sweep_layout import add_layout_options
 from cli.sweep_slurm import add_slurm_options
 
 
@@ -25,10 +26,9 @@ def register(subparsers) -> None:
     parser.add_argument("--seeds", type=int, metavar="N", help="seeds per cell (replaces the ablation's count)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="FIELD=VALUE",
                         help="set a ModelConfig/TrainConfig/DataConfig field of the base (repeatable)")
-    parser.add_argument("--workers", type=int, metavar="N", help="worker processes (default: 1 on CPU, one per GPU slot)")
-    parser.add_argument("--devices", default="auto", metavar="auto|cpu|cuda:0,cuda:1", help="where workers run (default: auto)")
-    parser.add_argument("--per-device", type=int, metavar="K", help="workers sharing one GPU (tiny proxies; default 1)")
-    parser.add_argument("--tasks-per-gpu", type=int, metavar="K", help="the same as --per-device, in SLURM's words")
+    add_layout_options(parser)
+    parser.add_argument("--devices", default="auto", metavar="auto|cpu|cuda:0,cuda:1",
+                        help="where workers run on this machine (default: auto)")
     parser.add_argument("--name", metavar="NAME", help="run the ablation under this sweep name (default: the ablation's name)")
     parser.add_argument("--replace", action="store_true",
                         help="make this launch's plan the sweep's plan even where it differs from the stored one (steps, "
@@ -56,19 +56,16 @@ def _check_options(args) -> None:
     from experiments.workers.claims import check_stale_after
     from harness.config.base import ConfigError
 
-    for option in ("steps", "seeds", "workers"):
+    from cli.sweep_layout import layout_from
+
+    for option in ("steps", "seeds"):
         value = getattr(args, option)
         if value is not None and value < 1:
             raise ConfigError(f"--{option} {value} is invalid: must be ≥ 1.")
     if args.retries < 0:
         raise ConfigError(f"--retries {args.retries} is invalid: must be ≥ 0.")
     check_stale_after(args.stale_after, args.heartbeat_every)
-    for flag, value in (("--per-device", args.per_device), ("--tasks-per-gpu", args.tasks_per_gpu)):
-        if value is not None and value < 1:
-            raise ConfigError(f"{flag} {value} is invalid: must be ≥ 1.")
-    if args.per_device is not None and args.tasks_per_gpu is not None:
-        raise ConfigError("--per-device and --tasks-per-gpu are one setting: give one.")
-    args.per_device, args.tasks_per_gpu = args.per_device or args.tasks_per_gpu or 1, None
+    args.layout = layout_from(args)
     if args.dry_run and args.status:
         raise ConfigError("--dry-run and --status: give one.")
 
@@ -77,6 +74,7 @@ def plan_sweep(args):
     """(plan, source, results_dir): the ablation expanded and every cell validated; nothing written yet."""
     import db
     from cli.run_checks import check_results_dir
+    from cli.sweep_layout import check_cells
     from experiments import expand
     from experiments.declare.load import load_ablation
     from harness.config.run_configs import parse_overrides
@@ -91,6 +89,7 @@ def plan_sweep(args):
     plan = expand(ablation, preset=args.preset, steps=args.steps, seeds=args.seeds, overrides=overrides)
     if getattr(args, "keep_cells", None):  # a round of --until-decided: its seeds per (arm, lr)
         plan = args.keep_cells(plan)
+    check_cells(plan, args.layout)
     results_dir = Path(db.resolve_results_dir(args.results))
     check_results_dir(results_dir)
     if plan.studies and args.optuna_storage and not (args.dry_run or args.status):
@@ -105,14 +104,22 @@ def sweep(args: argparse.Namespace) -> int:
     if until_decided.requested(args):
         return until_decided.run(args)
     import db
-    from experiments.backends.devices import parse_devices
+    from experiments.backends.devices import parse_devices, worker_slots
     from cli.sweep_slurm import slurm_launcher, submit
 
-    if args.status and stored_only(args):
-        return show_status(Path(db.resolve_results_dir(args.results)), args.ablation, args.retries, args.stale_after)
+    if (args.status or args.follow) and stored_only(args):
+        results_dir = Path(db.resolve_results_dir(args.results))
+        if args.follow:
+            return _follow(args, args.ablation, results_dir)
+        return show_status(results_dir, args.ablation, args.retries, args.stale_after)
     plan, source, results_dir = plan_sweep(args)
-    devices = parse_devices(args.devices)
-    launcher = slurm_launcher(args, results_dir, plan.name)  # None for local; SLURM refusals come before any write
+    if args.follow:
+        return _follow(args, plan.name, results_dir)
+    devices, layout = parse_devices(args.devices), args.layout
+    report = None if args.no_report else report_command(results_dir, plan.name)
+    launcher = slurm_launcher(args, results_dir, plan.name, layout, report)  # None for local; refusals before any write
+    if launcher is None:
+        worker_slots(devices, layout.workers, layout.workers_per_device, layout.devices_per_cell)  # a ConfigError now
     if args.status:
         return show_status(results_dir, plan.name, args.retries, args.stale_after)
     if args.dry_run:
@@ -125,10 +132,27 @@ def sweep(args: argparse.Namespace) -> int:
 
     write_plan = settle_plan(plan, source, results_dir, replace=args.replace, merge=args.keep_cells is not None)
     write_plan()  # every check passed: only now is anything written
+    _announce(plan, results_dir, args.optuna_storage)
+    if launcher is not None:
+        code = submit(launcher, args)
+        if args.wait:
+            print(closing_lines(results_dir, plan.name))
+        return code
+    code = run_local(results_dir, plan.name, devices=devices, layout=layout, retries=args.retries,
+                     stale_after=args.stale_after, heartbeat_every=args.heartbeat_every, progress=not args.no_progress,
+                     report=report, optuna_storage=args.optuna_storage)
+    print(closing_lines(results_dir, plan.name))
+    return code
+
+
+def _announce(plan, results_dir: Path, optuna_storage: str | None) -> None:
+    """Create a search's Optuna storage; say what is about to run."""
+    import db
+
     if plan.studies:
         from experiments.search.runner import create_storage, default_storage
 
-        create_storage(args.optuna_storage or default_storage(results_dir))
+        create_storage(optuna_storage or default_storage(results_dir))
         confirm = f" + {plan.ablation.confirm_seeds} confirmation seeds" if plan.ablation.confirm_seeds else ""
         print(f"harness sweep: {plan.name}: {len(plan.studies)} searches of {plan.ablation.trials} trials{confirm} "
               f"({plan.ablation.sampler}, pruner {plan.ablation.pruner}) → {results_dir}", file=sys.stderr)
@@ -136,17 +160,13 @@ def sweep(args: argparse.Namespace) -> int:
         finished = sum(1 for c in plan.cells if db.run_state(results_dir, c.run_id).result)
         print(f"harness sweep: {plan.name}: {len(plan.cells)} cells ({finished} already finished): {_shape(plan)} "
               f"→ {results_dir}", file=sys.stderr)
-    if launcher is not None:
-        code = submit(launcher, args, None if args.no_report else report_command(results_dir, plan.name))
-        if args.wait:
-            print(closing_lines(results_dir, plan.name))
-        return code
-    code = run_local(results_dir, plan.name, devices=devices, workers=args.workers, per_device=args.per_device,
-                     retries=args.retries, stale_after=args.stale_after, heartbeat_every=args.heartbeat_every,
-                     progress=not args.no_progress,
-                     report=None if args.no_report else report_command(results_dir, plan.name),
-                     optuna_storage=args.optuna_storage)
-    print(closing_lines(results_dir, plan.name))
+
+
+def _follow(args, sweep: str, results_dir: Path) -> int:
+    from cli.sweep_slurm import follow
+
+    code = follow(args, sweep, results_dir, None if args.no_report else report_command(results_dir, sweep))
+    print(closing_lines(results_dir, sweep))
     return code
 
 

@@ -1,5 +1,6 @@
 """Which device each worker sees, local or SLURM alike: one visible GPU per worker (`CUDA_VISIBLE_DEVICES`),
-K workers per GPU to pack tiny proxies, or CPU workers sharing the cores.
+K workers per GPU to pack tiny proxies, N GPUs per worker whose cells train on N devices, or CPU workers
+sharing the cores.
 
 The GPUs to choose from are the ones this process may use: the entries of `CUDA_VISIBLE_DEVICES` when it is
 set (SLURM sets it to the allocation's GPUs; a user may narrow it), else every GPU nvidia-smi lists."""
@@ -58,13 +59,19 @@ def parse_devices(spec: str) -> list[str]:
     return devices
 
 
-def worker_slots(devices: list[str], workers: int | None, per_device: int) -> list[str]:
-    """The device of each worker: per_device workers per GPU by default; CPU: `workers` (default 1)."""
+def worker_slots(devices: list[str], workers: int | None, per_device: int, devices_per_cell: int = 1) -> list[str]:
+    """The device(s) of each worker, as its `CUDA_VISIBLE_DEVICES`: `per_device` workers per GPU, or one worker per
+    group of `devices_per_cell` GPUs (a multi-device cell occupies that many slots), by default one worker per
+    slot; on the CPU `workers` (default 1)."""
     if per_device < 1:
-        raise ConfigError(f"--per-device {per_device} is invalid: must be ≥ 1.")
+        raise ConfigError(f"--workers-per-device {per_device} is invalid: must be ≥ 1.")
     if devices == ["cpu"]:
         return ["cpu"] * (workers or 1)
-    slots = [device for device in devices for _ in range(per_device)]
+    if devices_per_cell > len(devices):
+        raise ConfigError(f"--devices-per-cell {devices_per_cell} needs {devices_per_cell} GPUs; "
+                          f"{len(devices)} {'is' if len(devices) == 1 else 'are'} visible here ({','.join(devices)}).")
+    groups = [",".join(devices[i:i + devices_per_cell]) for i in range(0, len(devices) - devices_per_cell + 1, devices_per_cell)]
+    slots = [group for group in groups for _ in range(per_device)]
     return [slots[i % len(slots)] for i in range(workers or len(slots))]
 
 

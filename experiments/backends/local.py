@@ -16,9 +16,11 @@ from pathlib import Path
 import db
 from db.compact import compact
 from experiments.backends.devices import worker_env, worker_slots
+from experiments.backends.layout import Layout
 from experiments.workers.live_report import LiveReport
 from experiments.workers.claims import HEARTBEAT_EVERY
 from experiments.workers.progress import EXIT_CELLS_LEFT, ProgressReader, exit_code, left_lines, render
+from harness.train.placement import SINGLE_DEVICE, Placement
 
 REFRESH_EVERY = 0.5
 MAX_RESPAWNS = 3  # per worker slot: a worker that keeps dying is a bug to read in its log, not to retry forever
@@ -50,8 +52,8 @@ class LocalSweep:
 
     def __init__(self, results_dir: Path, sweep: str, *, slots: list[str], retries: int, stale_after: float,
                  progress: bool, report: list[str] | None, optuna_storage: str | None = None,
-                 heartbeat_every: float = HEARTBEAT_EVERY) -> None:
-        self.results_dir, self.sweep = Path(results_dir), sweep
+                 heartbeat_every: float = HEARTBEAT_EVERY, placement: Placement = SINGLE_DEVICE) -> None:
+        self.results_dir, self.sweep, self.placement = Path(results_dir), sweep, placement
         self.slots, self.retries, self.stale_after, self.optuna_storage = slots, retries, stale_after, optuna_storage
         self.heartbeat_every = heartbeat_every
         self.reader = ProgressReader(self.results_dir, sweep, retries, stale_after)
@@ -64,10 +66,11 @@ class LocalSweep:
 
     def _spawn(self, i: int) -> subprocess.Popen:
         self.logs.mkdir(parents=True, exist_ok=True)
-        threads = max(1, (os.cpu_count() or 1) // max(1, sum(1 for s in self.slots if s == "cpu"))) if self.slots[i] == "cpu" else 1
+        cpu_processes = sum(1 for s in self.slots if s == "cpu") * self.placement.devices  # a worker's helpers too
+        threads = max(1, (os.cpu_count() or 1) // max(1, cpu_processes)) if self.slots[i] == "cpu" else 1
         command = [sys.executable, "-m", "experiments.workers.worker", "--results", str(self.results_dir), "--sweep", self.sweep,
                    "--worker", f"w{i}", "--retries", str(self.retries), "--stale-after", str(self.stale_after),
-                   "--heartbeat-every", str(self.heartbeat_every),
+                   "--heartbeat-every", str(self.heartbeat_every), *self.placement.worker_args(),
                    "--threads", str(threads), *(["--optuna-storage", self.optuna_storage] if self.optuna_storage else [])]
         with open(self.logs / f"w{i}.log", "a") as log:  # the child keeps its own copy of the descriptor
             return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -152,11 +155,12 @@ class LocalSweep:
         return exit_code(progress)
 
 
-def run_local(results_dir: Path, sweep: str, *, devices: list[str], workers: int | None, per_device: int,
-              retries: int, stale_after: float, progress: bool = True, report: list[str] | None = None,
-              optuna_storage: str | None = None, heartbeat_every: float = HEARTBEAT_EVERY) -> int:
-    """Run a stored sweep plan on this machine; see `LocalSweep`. `report`: the command of the report process
-    (experiments.workers.live_report), None for no report."""
-    slots = worker_slots(devices, workers, per_device)
+def run_local(results_dir: Path, sweep: str, *, devices: list[str], layout: Layout, retries: int, stale_after: float,
+              progress: bool = True, report: list[str] | None = None, optuna_storage: str | None = None,
+              heartbeat_every: float = HEARTBEAT_EVERY) -> int:
+    """Run a stored sweep plan on this machine with `layout`'s workers; see `LocalSweep`. `report`: the command of
+    the report process (experiments.workers.live_report), None for no report."""
+    slots = worker_slots(devices, layout.workers, layout.workers_per_device, layout.devices_per_cell)
     return LocalSweep(results_dir, sweep, slots=slots, retries=retries, stale_after=stale_after, progress=progress,
-                      report=report, optuna_storage=optuna_storage, heartbeat_every=heartbeat_every).run()
+                      report=report, optuna_storage=optuna_storage, heartbeat_every=heartbeat_every,
+                      placement=layout.placement).run()

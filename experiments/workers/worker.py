@@ -26,6 +26,7 @@ from experiments.plan.cell import Cell
 from experiments.workers.claims import HEARTBEAT_EVERY, BeatWatcher, Claim, Heartbeat, check_stale_after, try_claim
 from experiments.search.trials import RETRY_OF, cell_number
 from experiments.workers.progress import DEFAULT_STALE_AFTER
+from harness.train.placement import SINGLE_DEVICE, Placement
 
 POLL_EVERY = 1.0
 LOST = "lost"  # what `_train` returns for a cell whose claim this worker lost
@@ -56,13 +57,16 @@ class _StepReporter:
 
 
 class Worker:
-    """The claim loop over one sweep's plan."""
+    """The claim loop over one sweep's plan. With a multi-device `placement` it is rank 0 of every cell it trains
+    and `ranks` (experiments.workers.ranks.CellRanks) are its helper processes."""
 
     def __init__(self, results_dir: Path, sweep: str, name: str, retries: int, stale_after: float,
-                 optuna_storage: str | None = None, heartbeat_every: float = HEARTBEAT_EVERY) -> None:
+                 optuna_storage: str | None = None, heartbeat_every: float = HEARTBEAT_EVERY,
+                 placement: Placement = SINGLE_DEVICE) -> None:
         check_stale_after(stale_after, heartbeat_every)
         self.results_dir, self.sweep, self.name = Path(results_dir), sweep, name
         self.retries, self.stale_after, self.heartbeat_every = retries, stale_after, heartbeat_every
+        self.placement, self.ranks = placement, None
         self.watcher = BeatWatcher(stale_after)
         self.cells = [Cell.from_plan_row(row) for row in db.read_plan(results_dir, sweep).to_pylist()]
         self.searches = self._searches(optuna_storage)
@@ -121,15 +125,24 @@ class Worker:
             _log(self.name, f"{how} {cell.label} ({cell.run_id}, claim {claim.generation})")
             try:
                 prepared = self._data(cell)
-                check_run_inputs(prepared, cell.train)
-                outcome = train_run(spec, prepared, extra_loggers=[_StepReporter.make(heartbeat)], progress=False,
-                                    extra_callbacks=callbacks, fence=fence)
+                check_run_inputs(prepared, cell.train, self.placement)
+                with self._cell_ranks(cell, state.exists):
+                    outcome = train_run(spec, prepared, extra_loggers=[_StepReporter.make(heartbeat)], progress=False,
+                                        extra_callbacks=callbacks, fence=fence, placement=self.placement)
             except FenceLost as lost:
                 return self._lost(cell, lost)
             except Exception as error:  # a crash of this cell is data about the infrastructure: store it, retry
                 return self._record_failure(cell, state, error, fence)
         _log(self.name, f"{cell.label}: {outcome.status} ({fence.checks} fence checks, {1000 * fence.seconds:.1f} ms)")
         return outcome
+
+    def _cell_ranks(self, cell: Cell, resume: bool):
+        """The helper processes joined for this cell (a multi-device placement), else nothing to hold."""
+        import contextlib
+
+        if self.ranks is None:
+            return contextlib.nullcontext()
+        return self.ranks.cell(cell.plan_row(), resume, lambda message: _log(self.name, message))
 
     def _let_go(self, cell: Cell, claim: Claim) -> None:
         """Release a claim on a cell that has a result already; a claim taken over while this worker stalled
@@ -164,9 +177,22 @@ class Worker:
         writer.close("failed", summary={"error": f"{type(error).__name__}: {error}", "traceback": text})
         return None
 
-    def run(self) -> int:
-        """Claim and train until every cell is finished; 0, or 128 + signal when stopped by one."""
+    def run(self, helper_args: list[str] = ()) -> int:
+        """Claim and train until every cell is finished; 0, or 128 + signal when stopped by one. `helper_args`:
+        the options a multi-device placement's helper processes need besides it (results, sweep, threads)."""
         import harness.train.run  # noqa: F401  torch and Lightning before the first claim, not on its clock
+
+        if self.placement.distributed:
+            from experiments.workers.ranks import CellRanks
+
+            self.ranks = CellRanks(self.placement, list(helper_args))
+        try:
+            return self._claim_loop()
+        finally:
+            if self.ranks is not None:
+                self.ranks.close()
+
+    def _claim_loop(self) -> int:
         from harness.train.interrupt import stop_on_signals, stop_requested
 
         with stop_on_signals():
@@ -277,13 +303,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--heartbeat-every", type=float, default=HEARTBEAT_EVERY)
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--optuna-storage", help="SQLAlchemy URL of the searches' Optuna storage (default: SQLite in the results dir)")
+    parser.add_argument("--devices-per-cell", type=int, default=1, help="devices (processes) each cell trains on")
+    parser.add_argument("--strategy", default="ddp", help="ddp or fsdp, for cells on several devices")
     args = parser.parse_args(argv)
     if args.threads:
         import torch
 
         torch.set_num_threads(args.threads)
+    helper_args = ["--results", str(args.results), "--sweep", args.sweep,
+                   *(["--threads", str(args.threads)] if args.threads else [])]
     return Worker(args.results, args.sweep, args.worker, args.retries, args.stale_after, args.optuna_storage,
-                  args.heartbeat_every).run()
+                  args.heartbeat_every, Placement(args.devices_per_cell, args.strategy)).run(helper_args)
 
 
 if __name__ == "__main__":

@@ -56,17 +56,18 @@ class TokenDataModule(L.LightningDataModule):
 
     Training batch i is a pure function of (seed, i), where i counts micro-batches over the whole run;
     after a restore it continues at `global_step × accumulate_grad_batches`, exactly where an
-    uninterrupted run would be (checkpoints are taken on optimizer-step boundaries).
+    uninterrupted run would be (checkpoints are taken on optimizer-step boundaries). With `share` = (k, n),
+    one of n processes training one run, it yields the k-th slice of each training batch (`TrainWindows`).
     """
 
-    def __init__(self, data: PreparedData, seq_len: int, batch_size: int, seed: int) -> None:
+    def __init__(self, data: PreparedData, seq_len: int, batch_size: int, seed: int, share: tuple[int, int] = (0, 1)) -> None:
         super().__init__()
         check_int("TrainConfig", "seed", seed, minimum=0)
         self.data = data
         self.seq_len = seq_len
         self.batch_size = batch_size
         self.seed = seed
-        self.train_windows = TrainWindows(data.train_ids, seq_len, batch_size, seed)
+        self.train_windows = TrainWindows(data.train_ids, seq_len, batch_size, seed, share)
         self.val_windows = ValWindows(data.val_ids, seq_len)
 
     def train_batch(self, index: int) -> Batch:

@@ -38,10 +38,11 @@ class TrainWindows:
     """Training batches of `batch_size` windows at random offsets: batch i depends only on (seed, i).
 
     So a run resumed at batch i sees exactly the batches an uninterrupted run would, and two runs with
-    the same seed see the same data whatever their model.
+    the same seed see the same data whatever their model. `share` = (k, n): this process trains on the k-th of
+    n equal slices of every batch (one run on n devices), so the n processes together see exactly its windows.
     """
 
-    def __init__(self, ids: np.ndarray, seq_len: int, batch_size: int, seed: int) -> None:
+    def __init__(self, ids: np.ndarray, seq_len: int, batch_size: int, seed: int, share: tuple[int, int] = (0, 1)) -> None:
         check_int("TrainConfig", "seq_len", seq_len)
         check_int("TrainConfig", "batch_size", batch_size)
         check_fits(ids, seq_len, "training", "lower seq_len or use more text")
@@ -50,6 +51,8 @@ class TrainWindows:
         self.batch_size = batch_size
         self.seed = seed
         self.offsets = np.arange(seq_len + 1)  # (T+1,)
+        part, parts = share
+        self.rows = slice(part * batch_size // parts, (part + 1) * batch_size // parts)
 
     def starts(self, index: int) -> torch.Tensor:
         """(B,) window start positions of batch `index`."""
@@ -57,8 +60,9 @@ class TrainWindows:
         return torch.randint(0, len(self.ids) - self.seq_len, (self.batch_size,), generator=generator)
 
     def batch(self, index: int) -> Batch:
-        """Batch `index` of the run: (input_ids, targets), each (B, T) int64."""
-        windows = self.ids[self.starts(index).numpy()[:, None] + self.offsets]  # (B, T+1) gathered from the memmap
+        """Batch `index` of the run (this process's share of it): (input_ids, targets), each (B, T) int64."""
+        starts = self.starts(index).numpy()[self.rows]  # (B,), or this process's slice of them
+        windows = self.ids[starts[:, None] + self.offsets]  # (B, T+1) gathered from the memmap
         windows = torch.from_numpy(windows.astype(np.int64))
         return windows[:, :-1].contiguous(), windows[:, 1:].contiguous()
 

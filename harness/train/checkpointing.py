@@ -49,7 +49,11 @@ class RunCheckpoints(Callback):
             return self.latest  # a stop requested at a periodic checkpoint's step: that one is the stop's
         name = self.name(step)
         self.fence.check(f"checkpoint {name}")
-        trainer.save_checkpoint(self.ckpt_dir / name, weights_only=False)  # optimizer and loop state: resumable
+        # Every process of a multi-device run calls it (rank 0 writes the file); optimizer and loop state: resumable.
+        trainer.save_checkpoint(self.ckpt_dir / name, weights_only=False)
+        if not trainer.is_global_zero:
+            self.latest, self._saved_step = name, step
+            return name
         self.fence.check(f"point {LAST} at {name}")
         point_last_at(self.ckpt_dir, name)
         try:

@@ -14,6 +14,8 @@ from typing import Protocol
 
 from lightning.pytorch import Callback
 
+from harness.train.distributed import agree_max
+
 
 class FenceLost(BaseException):
     """The writer no longer holds its cell: it must write nothing more into the run. A BaseException, like
@@ -53,5 +55,5 @@ class StopWhenFenced(Callback):
         self.fence = fence
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
-        if self.fence.lost():
+        if agree_max(trainer, int(self.fence.lost())):  # rank 0 holds the claim; every process of the run stops
             raise FenceLost(f"claim {self.fence.generation} lost at step {trainer.global_step}")

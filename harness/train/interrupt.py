@@ -15,6 +15,7 @@ from typing import Iterator
 from lightning.pytorch import Callback
 
 from harness.train.checkpointing import RunCheckpoints
+from harness.train.distributed import agree_max
 
 _requested: list[int] = []  # the signal numbers received; process-wide, like the signals themselves
 
@@ -79,8 +80,10 @@ class StopOnRequest(Callback):
         trainer._signal_connector.teardown()
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
-        signum = stop_requested()
-        if signum is None or pl_module.finished_step_values() is None:
+        if pl_module.finished_step_values() is None:
+            return
+        signum = agree_max(trainer, stop_requested() or 0)  # a signal to any process of the run stops them all
+        if not signum:
             return
         step = trainer.global_step
         self.checkpoints.save(trainer)

@@ -14,6 +14,11 @@ from torch import nn
 LAYER_NAME = re.compile(r"^layers\.(\d+)\.")
 
 
+def local(tensor: torch.Tensor) -> torch.Tensor:
+    """This process's shard of a tensor FSDP shards (a DTensor), else the tensor itself."""
+    return tensor.to_local() if hasattr(tensor, "to_local") else tensor
+
+
 class LayerGroups:
     """The model's parameters split into blocks (in layer order) and the named ones outside blocks."""
 
@@ -29,11 +34,15 @@ class LayerGroups:
         self.layers = [layers[i] for i in sorted(layers)]
         self.all = [p for group in self.layers for p in group] + list(self.outside.values())
         self._sizes = [sum(p.numel() for p in group) for group in self.layers] + [p.numel() for p in self.outside.values()]
+        self.sharded = any(hasattr(p, "to_local") for p in self.all)  # FSDP: DTensors, each process a shard
 
     def rms(self, tensors: list[torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """RMS of `tensors` (one per parameter, in `self.all` order): (n_layers,) per block and one per outside name."""
-        norms = torch._foreach_norm([t.float() for t in tensors])  # one L2 norm per tensor
+        """RMS of `tensors` (one per parameter, in `self.all` order, or each process's shard of it under FSDP, as
+        `local` gives): (n_layers,) per block and one per outside name."""
+        norms = torch._foreach_norm([local(t).float() for t in tensors])  # one L2 norm per tensor (or shard)
         squares = torch.stack(norms).square()
+        if self.sharded:  # the shards are disjoint: their squares sum to the whole tensor's (every process calls this)
+            torch.distributed.all_reduce(squares)
         sizes, group_sums, start = self._sizes, [], 0
         for group in self.layers:
             group_sums.append(squares[start : start + len(group)].sum())

@@ -73,10 +73,13 @@ class LitLM(LightningModule):
 
     def configure_gradient_clipping(self, optimizer, gradient_clip_val=None, gradient_clip_algorithm=None) -> None:
         """Called once per optimizer step: the pre-clip grad norm is computed here, once, then clipped with."""
+        if self._trainer is not None and self.trainer.world_size > 1:  # each process saw its share of the batch: the step's loss is their mean
+            self._step_terms = self.trainer.strategy.reduce(self._step_terms, reduce_op="mean")
         params = [p for p in self.parameters() if p.grad is not None]
-        self._grad_norm = torch.nn.utils.get_total_norm([p.grad for p in params])
+        norm = torch.nn.utils.get_total_norm([p.grad for p in params])
         if self.train_cfg.grad_clip is not None:
-            torch.nn.utils.clip_grads_with_norm_(params, self.train_cfg.grad_clip, self._grad_norm)
+            torch.nn.utils.clip_grads_with_norm_(params, self.train_cfg.grad_clip, norm)
+        self._grad_norm = norm.full_tensor() if hasattr(norm, "full_tensor") else norm  # FSDP: over every shard
         self._step_lr = optimizer.param_groups[0]["lr"]
         self._step_finished = True
         self._micro_batches = 0
@@ -96,6 +99,18 @@ class LitLM(LightningModule):
             numbers = torch.cat((self._step_terms, self._grad_norm.float().reshape(1))).tolist()  # one sync
             self._step_values = {**dict(zip(LOSS_TERMS, numbers)), "grad_norm": numbers[-1], "lr": self._step_lr}
         return self._step_values
+
+    def configure_model(self) -> None:
+        """Under FSDP (Lightning's ModelParallelStrategy gives the module a device mesh) shard every block, then
+        the rest of the model, over the run's processes; on one device, or under DDP, nothing to do."""
+        if self.device_mesh is None:
+            return
+        from torch.distributed.fsdp import fully_shard
+
+        mesh = self.device_mesh["data_parallel"]
+        for block in self.model.layers:
+            fully_shard(block, mesh=mesh)
+        fully_shard(self.model, mesh=mesh)
 
     def on_save_checkpoint(self, checkpoint: dict) -> None:
         checkpoint[CONFIGS_KEY] = {"model": self.model_cfg.to_dict(), "train": self.train_cfg.to_dict()}

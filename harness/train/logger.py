@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 from lightning.pytorch import Callback
 from lightning.pytorch.loggers import Logger
+from lightning.pytorch.loggers.logger import rank_zero_experiment
 from lightning.pytorch.utilities import rank_zero_only
 
 from db import RunWriter
@@ -68,8 +69,10 @@ class ResultsLogger(Logger):
         return str(self.results_dir)
 
     @property
+    @rank_zero_experiment
     def experiment(self) -> RunWriter:
-        """The run's `db.RunWriter`, opened (or resumed as a new segment) on first use."""
+        """The run's `db.RunWriter`, opened (or resumed as a new segment) on first use; on the other processes of
+        a multi-device run Lightning's dummy, so the run has one writer."""
         if self._writer is None:
             self.fence.check("open a segment")
             self._writer = RunWriter.open(

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from lightning.pytorch import Callback
 
-from harness.train.layer_rms import LayerGroups
+from harness.train.layer_rms import LayerGroups, local
 from harness.train.probe_signals import probe_signals
 from harness.train.records import record_event, record_layer_metrics
 
@@ -51,14 +51,14 @@ class ProbeTelemetry(Callback):
     def on_before_optimizer_step(self, trainer, pl_module, optimizer) -> None:
         if not self.is_probe_step(trainer.global_step + 1):
             return
-        params = self._groups.all
-        self._grad_rms = self._groups.rms([p.grad if p.grad is not None else torch.zeros_like(p) for p in params])
+        params = [local(p) for p in self._groups.all]
+        self._grad_rms = self._groups.rms([local(p.grad) if p.grad is not None else torch.zeros_like(p) for p in self._groups.all])
         self._before_step = [p.detach().clone() for p in params]
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         if self._before_step is None or pl_module.finished_step_values() is None:
             return
-        params = [p.detach() for p in self._groups.all]
+        params = [local(p).detach() for p in self._groups.all]
         per_layer = {
             "param_rms": self._groups.rms(params),
             "grad_rms": self._grad_rms,
@@ -70,7 +70,7 @@ class ProbeTelemetry(Callback):
     def on_train_end(self, trainer, pl_module) -> None:
         """A run stopped early (diverged) is probed where it stopped: its logits are the finding."""
         if self._probed_step != trainer.global_step:
-            self._probe(trainer, pl_module, {"param_rms": self._groups.rms([p.detach() for p in self._groups.all])})
+            self._probe(trainer, pl_module, {"param_rms": self._groups.rms([local(p).detach() for p in self._groups.all])})
 
     def state_dict(self) -> dict[str, Any]:
         """The run's largest logits so far: a resumed run's summary covers the whole run, not its last segment."""

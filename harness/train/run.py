@@ -27,11 +27,13 @@ from harness.config.train import TrainConfig
 from harness.data import PreparedData, TokenDataModule
 from harness.train.checkpoints import TOKENIZER, checkpoint_dir, checkpoint_step, last_checkpoint
 from harness.train.checkpointing import RunCheckpoints
+from harness.train.distributed import AgreeToStop, from_rank_zero, run_strategy
 from harness.train.divergence import DivergenceMonitor
 from harness.train.fencing import UNFENCED, Fence, StopWhenFenced
 from harness.train.interrupt import RunInterrupted, StopOnRequest, clear_stop_request, stop_on_signals
 from harness.train.lit import LitLM
 from harness.train.logger import FlushOnCheckpoint, ResultsLogger
+from harness.train.placement import SINGLE_DEVICE, Placement
 from harness.train.probes import ProbeTelemetry
 from harness.train.progress import StepProgressBar
 from harness.train.spikes import SpikeMonitor
@@ -49,10 +51,11 @@ def resolve_device(train: TrainConfig) -> str:
     return train.device
 
 
-def check_run_inputs(data: PreparedData, train: TrainConfig) -> None:
-    """What needs torch to check, checked before any model: the device exists, and the corpus has room for
-    seq_len windows and the probe batch (DataError otherwise)."""
+def check_run_inputs(data: PreparedData, train: TrainConfig, placement: Placement = SINGLE_DEVICE) -> None:
+    """What needs torch to check, checked before any model: the device exists, the placement's processes share
+    the batch evenly, and the corpus has room for seq_len windows and the probe batch (DataError otherwise)."""
     resolve_device(train)
+    placement.check_batch(train.batch_size, "this cell")
     TokenDataModule(data, train.seq_len, train.batch_size, train.seed).probe_batch(train.probe_seqs)
 
 
@@ -105,30 +108,41 @@ def telemetry_callbacks(train: TrainConfig, model: ModelConfig) -> list:
     return [divergence, steps, spikes, probes, validation, RunSummary(steps, probes, spikes, divergence, validation)]
 
 
+def distribution(placement: Placement, rank: int) -> dict:
+    """The Trainer's strategy, devices and plugins: one device with our cluster environment, or the placement's
+    processes (started and joined by the caller) under DDP or FSDP."""
+    if not placement.distributed:
+        return dict(devices=1, plugins=[cluster_environment()])
+    return dict(devices=placement.devices, strategy=run_strategy(placement, rank))
+
+
 def build_trainer(train: TrainConfig, device: str, callbacks: list, loggers: list, progress: bool,
-                  checkpoints: RunCheckpoints, fence: Fence = UNFENCED) -> Trainer:
-    """A single-device Trainer: our callbacks measure, validate and checkpoint, so Lightning's own loops stay off."""
-    if fence is not UNFENCED:
+                  checkpoints: RunCheckpoints, fence: Fence = UNFENCED, placement: Placement = SINGLE_DEVICE,
+                  rank: int = 0) -> Trainer:
+    """A Trainer on one device or the placement's: our callbacks measure, validate and checkpoint, so
+    Lightning's own loops stay off."""
+    if fence is not UNFENCED or placement.distributed:  # every process runs the same callbacks (collectives)
         callbacks = [StopWhenFenced(fence), *callbacks]  # first: a lost claim writes no row of its step
     if progress:
         callbacks = [*callbacks, StepProgressBar(train.steps * train.grad_accum)]
     return Trainer(
         accelerator="gpu" if device == "cuda" else "cpu",
-        devices=1,
+        **distribution(placement, rank),
         precision="bf16-mixed" if train.precision == "bf16" else "32-true",
         max_steps=train.steps,
         max_epochs=-1,
         accumulate_grad_batches=train.grad_accum,
         limit_val_batches=0,
         num_sanity_val_steps=0,
-        callbacks=[*callbacks, FlushOnCheckpoint(), checkpoints, StopOnRequest(checkpoints)],
+        callbacks=[*callbacks, FlushOnCheckpoint(), checkpoints, StopOnRequest(checkpoints),
+                   *([AgreeToStop()] if placement.distributed else [])],
         logger=loggers,
-        plugins=[cluster_environment()],
         enable_progress_bar=progress,
         enable_model_summary=False,
         deterministic=device == "cpu",
         default_root_dir=checkpoints.ckpt_dir,
         enable_checkpointing=False,
+        use_distributed_sampler=False,  # each process takes its share of every batch itself (TrainWindows)
     )
 
 
@@ -171,43 +185,62 @@ def process_flags(train: TrainConfig, device: str) -> Iterator[None]:
             torch.set_flush_denormal(False)
 
 
-def train_run(
-    spec: RunSpec, data: PreparedData, extra_loggers: Sequence[Logger] = (), progress: bool = True,
-    extra_callbacks: Sequence[Callback] = (), fence: Fence = UNFENCED,
-) -> RunOutcome:
-    """Train (or, with `spec.resume`, continue) one arm; a divergence is an outcome, not an exception, and so
-    is a stop requested by SIGINT/SIGTERM (status `interrupted`, after a checkpoint at the current step).
-    A sweep worker passes the `fence` of its claim: every write checks it, and `FenceLost` is raised once the
-    claim is lost (the run then wrote nothing after noticing)."""
-    quiet_lightning()
-    train, model_cfg = spec.train, spec.model
-    device = resolve_device(train)
-    ckpt_dir = checkpoint_dir(spec.results_dir, spec.run_id)
-    resume_from = last_checkpoint(spec.results_dir, spec.run_id) if spec.resume else None
-    if resume_from is not None and checkpoint_step(resume_from) >= train.steps:
+def resume_point(spec: RunSpec, placement: Placement = SINGLE_DEVICE, rank: int = 0) -> tuple[Path | None, int | None]:
+    """(the checkpoint to resume from, the first step of the new segment): (None, None) for a fresh run,
+    (None, 0) for a resume with no usable checkpoint (a new segment that supersedes every row). Process 0's
+    choice on every process of a multi-device run."""
+    resume_from = last_checkpoint(spec.results_dir, spec.run_id) if spec.resume and rank == 0 else None
+    if resume_from is not None:
+        resume_from = Path(os.path.realpath(resume_from))  # the file, not the link another writer may re-point
+    if resume_from is not None and checkpoint_step(resume_from) >= spec.train.steps:
         # Checkpointed at its last step but never closed (killed during the final validation): Lightning would
         # train nothing and skip the end-of-run callbacks, leaving no summary; train it again from step 0.
         resume_from = None
+    resume_from = from_rank_zero(resume_from, placement)
     if resume_from is not None:
-        start_step = checkpoint_step(resume_from) + 1
-    else:
-        start_step = 0 if spec.resume else None  # no checkpoint yet: a new segment that supersedes every row
-    seed_everything(train.seed, verbose=False)
-    module = LitLM(model_cfg, train)
-    datamodule = TokenDataModule(data, train.seq_len, train.batch_size, train.seed)
-    results = ResultsLogger(
+        return resume_from, checkpoint_step(resume_from) + 1
+    return None, 0 if spec.resume else None
+
+
+def results_logger(spec: RunSpec, data: PreparedData, start_step: int | None, fence: Fence) -> ResultsLogger:
+    """The run's `ResultsLogger` (it writes on process 0 only)."""
+    model_cfg, train = spec.model, spec.train
+    return ResultsLogger(
         spec.results_dir, spec.run_id,
         config={**model_cfg.to_dict(), **train.to_dict(), **spec.data.to_dict(), "corpus_hash": data.corpus_hash},
         sweep=spec.sweep, arm=spec.arm, seed=train.seed,
         params=calc.params(model_cfg), flops_per_token=calc.flops_per_token(model_cfg, train.seq_len),
         resume_from_step=start_step, fence=fence,
     )
+
+
+def train_run(
+    spec: RunSpec, data: PreparedData, extra_loggers: Sequence[Logger] = (), progress: bool = True,
+    extra_callbacks: Sequence[Callback] = (), fence: Fence = UNFENCED, placement: Placement = SINGLE_DEVICE,
+    rank: int = 0,
+) -> RunOutcome:
+    """Train (or, with `spec.resume`, continue) one arm; a divergence is an outcome, not an exception, and so
+    is a stop requested by SIGINT/SIGTERM (status `interrupted`, after a checkpoint at the current step).
+    A sweep worker passes the `fence` of its claim: every write checks it, and `FenceLost` is raised once the
+    claim is lost (the run then wrote nothing after noticing). On several devices (`placement`), every process
+    calls this with its `rank` inside a process group its caller made; only rank 0 writes (harness.train.distributed)."""
+    quiet_lightning()
+    train, model_cfg, writer = spec.train, spec.model, rank == 0
+    device = resolve_device(train)
+    ckpt_dir = checkpoint_dir(spec.results_dir, spec.run_id)
+    resume_from, start_step = resume_point(spec, placement, rank)
+    seed_everything(train.seed, verbose=False)
+    module = LitLM(model_cfg, train)
+    datamodule = TokenDataModule(data, train.seq_len, train.batch_size, train.seed, share=(rank, placement.devices))
+    results = results_logger(spec, data, start_step, fence)
     callbacks = [*telemetry_callbacks(train, model_cfg), *extra_callbacks]  # extras see this step's telemetry
-    ckpt_dir.mkdir(parents=True, exist_ok=True)
-    data.tokenizer.save(str(ckpt_dir / TOKENIZER))  # `harness sample` decodes with exactly this tokenizer
+    if writer:
+        ckpt_dir.mkdir(parents=True, exist_ok=True)
+        data.tokenizer.save(str(ckpt_dir / TOKENIZER))  # `harness sample` decodes with exactly this tokenizer
     with process_flags(train, device), stop_on_signals():
         checkpoints = RunCheckpoints(spec.results_dir, spec.run_id, train.checkpoint_every, fence, resume_from)
-        trainer = build_trainer(train, device, callbacks, [results, *extra_loggers], progress, checkpoints, fence)
+        trainer = build_trainer(train, device, callbacks, [results, *extra_loggers], progress, checkpoints, fence,
+                                placement, rank)
         try:
             trainer.fit(module, datamodule=datamodule, ckpt_path=resume_from, weights_only=True)  # no code runs on load
         except RunInterrupted as stop:
@@ -219,5 +252,6 @@ def train_run(
         raise results.fence_lost
     summary = next(c for c in callbacks if isinstance(c, RunSummary)).summary
     status = "pruned" if results.pruned_at_step is not None else summary["status"]
-    checkpoints.point_last_at_result()  # after the close: undoes a lost writer's re-pointing in between
+    if writer:
+        checkpoints.point_last_at_result()  # after the close: undoes a lost writer's re-pointing in between
     return RunOutcome(spec.run_id, status, summary, ckpt_dir)

@@ -2,6 +2,7 @@
 skipped): every cell exactly once, a worker preempted mid-cell requeues itself and its cell resumes from its
 checkpoint, a failed cell's SLURM log is shown, and bad input is one line before anything is submitted."""
 
+import json
 import os
 import re
 import signal
@@ -10,10 +11,10 @@ import subprocess
 import db
 import pytest
 
-from experiments import SlurmLauncher, expand
+from experiments import Layout, SlurmLauncher, SlurmResources, expand
 from experiments.backends.devices import parse_devices, visible_gpus, worker_slots
 from experiments.declare.load import load_ablation
-from experiments.backends.slurm.launcher import parse_time
+from experiments.backends.slurm.resources import parse_time
 from experiments.backends.slurm.logs import slurm_log, worker_name
 from harness.config.base import ConfigError
 from harness.train.checkpoints import last_checkpoint
@@ -66,7 +67,7 @@ def test_preempted_workers_requeue_and_their_cells_resume_from_their_checkpoints
     # one array element running two workers (SLURM tasks), as K workers share a GPU; both are mid-cell
     path = ablation_file(name="p", steps=200, checkpoint_every=20)
     ids, results = cell_ids(path), tmp_path / "results"
-    code, out, err = harness_sweep(slurm, path, results, "--workers", "1", "--tasks-per-gpu", "2")
+    code, out, err = harness_sweep(slurm, path, results, "--workers", "2", "--workers-per-device", "2")
     assert code == 0, err
     (job,) = out.splitlines()[0].split()
     wait_for(lambda: all(last_checkpoint(results, r) is not None for r in ids), timeout=120)  # past a checkpoint
@@ -133,6 +134,9 @@ def test_status_shows_the_slurm_log_of_a_failed_cell(slurm, tmp_path, ablation_f
     (["--backend", "slurm", "--time", "90x"], "--time '90x' is invalid"),
     (["--backend", "slurm", "--mem", "lots"], "--mem 'lots' is invalid"),
     (["--backend", "slurm", "--devices", "cpu"], "--devices is for --backend local"),
+    (["--backend", "slurm", "--sbatch", "no-such-option=1"], "sbatch refused the job: sbatch: unrecognized option"),
+    (["--backend", "slurm", "--gpus-per-element", "1", "--gpu-type", "a100"],
+     "sbatch refused the job: sbatch: error: Invalid generic resource (gres) specification"),
     (["--partition", PARTITION], "--partition needs --backend slurm."),
     (["--wait"], "--wait needs --backend slurm."),
 ])
@@ -205,11 +209,12 @@ def test_placement_follows_the_visible_gpus_like_the_local_backend(monkeypatch):
 
 
 def test_an_element_runs_k_workers_per_gpu_as_slurm_tasks(slurm, tmp_path):
-    launcher = SlurmLauncher(tmp_path, "s", workers=3, gpus_per_task=2, tasks_per_gpu=4, mem="32G", time="4:00:00")
+    launcher = SlurmLauncher(tmp_path, "s", layout=Layout(workers=24, workers_per_device=4),
+                             resources=SlurmResources(gpus_per_element=2, mem="32G", time="4:00:00"))
     parameters = launcher.executor().parameters
     assert (parameters["ntasks_per_node"], parameters["gpus_per_node"], parameters["time"], parameters["mem"]) == \
         (8, 2, 240, "32G")
-    assert SlurmLauncher(tmp_path, "s").tasks_per_element == 1
+    assert launcher.elements == 3 and SlurmLauncher(tmp_path, "s").workers_per_element == 1
 
 
 def test_a_task_paused_past_stale_after_loses_its_cell_and_goes_on_with_the_next(slurm, tmp_path, ablation_file):
@@ -233,3 +238,38 @@ def test_a_task_paused_past_stale_after_loses_its_cell_and_goes_on_with_the_next
     lost_at = log.index("lost the cell to another worker")
     assert "no cell left" in log[lost_at:]  # the task went on with the claim loop and ended cleanly
     assert "Traceback" not in log[lost_at:]
+
+
+def test_multi_device_cells_run_on_slurm_and_the_array_closes_the_sweep_by_itself(slurm, tmp_path, ablation_file):
+    """One element running one worker of two processes (--devices-per-cell 2, gloo on the node's CPUs), prepared by a
+    --setup line, with an sbatch option passed through and the interpreter named; no --wait: the array itself keeps
+    and finishes the report and compacts the store once, which a later --follow finds done."""
+    import sys
+
+    path = ablation_file(name="m", steps=6)
+    ids, results = cell_ids(path), tmp_path / "results"
+    launch = [sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results), "--set", "vocab_size=512",
+              "--backend", "slurm"]
+    done = subprocess.run([*launch, "--devices-per-cell", "2", "--cpus-per-worker", "1", "--python", sys.executable,
+                           "--setup", "echo setup ran on $(hostname)", "--sbatch", "comment=harness-test"],
+                          env=slurm.env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    (job,) = done.stdout.split()
+    assert "Comment=harness-test" in slurm.run("scontrol", "show", "job", job).stdout
+    closed = results / "sweeps" / "m" / "logs" / "closed.json"
+    wait_for(lambda: closed.exists() and job not in slurm.queue(), timeout=400)
+
+    for run_id in ids:
+        assert finished_segments(results, run_id) == ["completed"] and len(db.run_state(results, run_id).segments) == 1
+    log = slurm_log(results, worker_name(job, 0)).read_text()
+    assert "setup ran on" in log and "closing the sweep: closed" in log and "ended with" not in log
+    assert json.loads(closed.read_text())["by"] == worker_name(job, 0)
+    assert (results / "index" / "shards.parquet").exists()  # compacted: the catalog index is written last
+    last_page = (results / "sweeps" / "m" / "logs" / "report.log").read_text().splitlines()[-1]
+    assert f"report: {len(ids)} of {len(ids)} cells in " in last_page  # the finished page, drawn on the node
+
+    before = closed.read_text()
+    follow = subprocess.run([*launch, "--follow", "--no-progress"], env=slurm.env, capture_output=True, text=True,
+                            timeout=180)
+    assert follow.returncode == 0, follow.stderr
+    assert "report  " in follow.stdout and closed.read_text() == before  # closed once, by the array

@@ -140,7 +140,9 @@ def test_another_name_runs_as_another_sweep(store):
 def test_a_bad_device_count_is_refused_before_anything_is_written(store):
     path, results = store
     before = digest(results)
-    for flag in ("--per-device", "--tasks-per-gpu"):
+    for flag, option in (("--workers-per-device", "--workers-per-device"), ("--per-device", "--workers-per-device"),
+                         ("--devices-per-cell", "--devices-per-cell")):
         done = launch(path, results, "--steps", "3", flag, "0")
-        assert done.returncode == 2 and done.stderr.strip() == f"harness sweep: error: {flag} 0 is invalid: must be ≥ 1."
+        assert done.returncode == 2
+        assert done.stderr.strip() == f"harness sweep: error: {option} 0 is invalid: must be an integer ≥ 1."
     assert digest(results) == before

@@ -2,18 +2,17 @@
 (`experiments.backends.slurm.task`). Submitting returns the job ids; progress is read from the results store, never
 from SLURM's accounting (which may be off). See docs/cluster.md.
 
-    from experiments import SlurmLauncher
-    launcher = SlurmLauncher("results", "qk-stability", workers=8, partition="gpu", gpus_per_task=1,
-                             tasks_per_gpu=4, time="4:00:00")
-    launcher.check()              # sbatch present, partition known: a ConfigError otherwise
+    from experiments import Layout, SlurmLauncher, SlurmResources
+    launcher = SlurmLauncher("results", "qk-stability", layout=Layout(workers=32, workers_per_device=4),
+                             resources=SlurmResources(partition="gpu", gpus_per_element=1, time="4:00:00"))
+    launcher.check()              # sbatch present, partition known, sbatch would take it: a ConfigError otherwise
     jobs = launcher.submit()      # the plan must be stored (`harness sweep --backend slurm` does both)
-    launcher.follow(jobs)         # the live display until every cell is finished
+    launcher.follow(jobs)         # the live display until every cell is finished, then the closing
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -22,67 +21,37 @@ from pathlib import Path
 from typing import Sequence
 
 from harness.config.base import ConfigError
+from experiments.backends.layout import Layout
+from experiments.backends.slurm.logs import failed_cell_log, record_jobs, recorded_jobs, slurm_dir
+from experiments.backends.slurm.resources import SlurmResources, parse_time  # noqa: F401  parse_time: the API
 from experiments.workers.progress import DEFAULT_STALE_AFTER
-from experiments.backends.slurm.logs import failed_cell_log, slurm_dir
 
 # Time-limit requeues allowed per element (preemptions do not count): a sweep longer than --time is meant to
 # run as a chain of short allocations; the chain ends by itself when no cell is left.
 MAX_TIMEOUT_REQUEUES = 1000
 FOLLOW_EVERY = 1.0
 QUEUE_EVERY = 10.0  # squeue is asked this rarely: a cluster's controller serves everyone
-_TIME = re.compile(r"^(?:(?P<days>\d+)-)?(?P<rest>\d+(?::\d+){0,2})$")
-
-
-def parse_time(value: str | int) -> int:
-    """A SLURM time limit (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS) → whole minutes (≥ 1), the
-    unit submitit needs to tell a time-out from a preemption."""
-    text = str(value).strip()
-    match = _TIME.match(text)
-    if match is None:
-        raise ConfigError(f"--time {value!r} is invalid: use minutes, HH:MM:SS or D-HH:MM:SS (SLURM's formats).")
-    parts = [int(p) for p in match.group("rest").split(":")]
-    if match.group("days") is not None:  # D-HH, D-HH:MM, D-HH:MM:SS
-        hours, minutes, seconds = (parts + [0, 0])[:3]
-    else:  # MM, MM:SS, HH:MM:SS
-        hours, minutes, seconds = (0, parts[0], 0) if len(parts) == 1 else (0, *parts) if len(parts) == 2 else parts
-    total = int(match.group("days") or 0) * 1440 + hours * 60 + minutes + seconds / 60
-    if total < 1:
-        raise ConfigError(f"--time {value!r} is invalid: at least one minute.")
-    return int(-(-total // 1))
-
-
-def _positive(name: str, value: int | None, minimum: int = 1) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < minimum):
-        raise ConfigError(f"--{name.replace('_', '-')} {value!r} is invalid: must be an integer ≥ {minimum}.")
 
 
 class SlurmLauncher:
-    """Submit a stored sweep plan as a job array of `workers` elements. Each element holds `gpus_per_task`
-    GPUs and runs `tasks_per_gpu` workers on each (that many on its CPUs when gpus_per_task is 0), each with
-    `cpus_per_task` CPUs; `mem`, `time`, `account`, `qos`, `partition` are SLURM's; `array_parallelism`
-    caps the elements running at once."""
+    """Submit a stored sweep plan as a job array: `layout`'s workers, `layout.per_element(G)` to an array element
+    holding `resources` (G = its GPUs), each element one allocation on one node. `worker_args` go to every worker;
+    `report`: the arguments after the interpreter of the report process (`-m analysis.report.live …`), which the
+    array keeps running while it trains and whose last page its closer draws; None for no report."""
 
-    def __init__(self, results_dir: Path, sweep: str, *, workers: int = 1, partition: str | None = None,
-                 gpus_per_task: int = 0, cpus_per_task: int | None = None, mem: str | None = None,
-                 time: str | int = "1:00:00", account: str | None = None, qos: str | None = None,
-                 array_parallelism: int | None = None, tasks_per_gpu: int = 1, retries: int = 1,
-                 stale_after: float = DEFAULT_STALE_AFTER, worker_args: Sequence[str] = ()) -> None:
-        for name, value, minimum in (("workers", workers, 1), ("gpus_per_task", gpus_per_task, 0),
-                                     ("cpus_per_task", cpus_per_task, 1), ("array_parallelism", array_parallelism, 1),
-                                     ("tasks_per_gpu", tasks_per_gpu, 1)):
-            _positive(name, value, minimum)
-        if mem is not None and not re.match(r"^\d+[KMGT]?$", str(mem)):
-            raise ConfigError(f"--mem {mem!r} is invalid: SLURM's form, e.g. 16G or 16000 (MB).")
-        self.results_dir, self.sweep = Path(results_dir), sweep
-        self.workers, self.partition, self.gpus, self.tasks_per_gpu = workers, partition, gpus_per_task, tasks_per_gpu
-        self.cpus, self.mem, self.account, self.qos = cpus_per_task, mem, account, qos
-        self.array_parallelism, self.time_min = array_parallelism, parse_time(time)
+    def __init__(self, results_dir: Path, sweep: str, *, layout: Layout = Layout(),
+                 resources: SlurmResources = SlurmResources(), retries: int = 1,
+                 stale_after: float = DEFAULT_STALE_AFTER, worker_args: Sequence[str] = (),
+                 report: Sequence[str] | None = None) -> None:
+        self.results_dir, self.sweep, self.layout, self.resources = Path(results_dir), sweep, layout, resources
+        self.elements = layout.elements(resources.gpus_per_element)  # ConfigError: a layout an element cannot hold
         self.retries, self.stale_after, self.worker_args = retries, stale_after, tuple(worker_args)
+        self.report = None if report is None else tuple(report)
 
     @property
-    def tasks_per_element(self) -> int:
-        """Workers (SLURM tasks) in one array element: K per GPU (K on an element without GPUs)."""
-        return max(1, self.gpus) * self.tasks_per_gpu
+    def workers_per_element(self) -> int:
+        """Workers (SLURM tasks) in one array element."""
+        return self.layout.per_element(self.resources.gpus_per_element)
 
     def check(self) -> None:
         """What SLURM can refuse, asked before anything is written or submitted: sbatch is on PATH, the
@@ -91,29 +60,27 @@ class SlurmLauncher:
             if shutil.which(tool) is None:
                 raise ConfigError(f"--backend slurm needs SLURM's {tool} on PATH; it is not there (is this a SLURM "
                                   "login node? `module load slurm`?).")
-        if self.partition is not None:
-            answer = subprocess.run(["scontrol", "show", "partition", "-o", self.partition], capture_output=True,
+        partition = self.resources.partition
+        if partition is not None:
+            answer = subprocess.run(["scontrol", "show", "partition", "-o", partition], capture_output=True,
                                     text=True, timeout=60)
             if answer.returncode != 0 or not answer.stdout.strip():
                 said = (answer.stdout + answer.stderr).strip().splitlines()
-                raise ConfigError(_unreachable(said) or f"--partition {self.partition}: SLURM says "
+                raise ConfigError(_unreachable(said) or f"--partition {partition}: SLURM says "
                                   f"{said[0] if said else 'no such partition'!r}; partitions here: "
                                   f"{', '.join(_partitions()) or 'none listed'}.")
         self.test_submission()
 
     def parameters(self) -> dict:
         """The array's resources in submitit's words (no sbatch text of ours)."""
-        parameters = dict(job_name=f"harness-{self.sweep}", time=self.time_min, nodes=1,
-                          ntasks_per_node=self.tasks_per_element, cpus_per_task=self.cpus,
-                          gpus_per_node=self.gpus or None, mem=self.mem, partition=self.partition,
-                          account=self.account, qos=self.qos, array_parallelism=self.array_parallelism)
-        return {k: v for k, v in parameters.items() if v is not None}
+        return self.resources.parameters(self.layout, f"harness-{self.sweep}")
 
     def executor(self):
-        """The submitit executor with this launcher's resources."""
+        """The submitit executor with this launcher's resources and interpreter."""
         import submitit
 
-        executor = submitit.SlurmExecutor(folder=slurm_dir(self.results_dir), max_num_timeout=MAX_TIMEOUT_REQUEUES)
+        executor = submitit.SlurmExecutor(folder=slurm_dir(self.results_dir), max_num_timeout=MAX_TIMEOUT_REQUEUES,
+                                          python=self.resources.python_command(sys.executable))
         executor.update_parameters(**self.parameters())
         return executor
 
@@ -126,78 +93,83 @@ class SlurmLauncher:
 
         with tempfile.TemporaryDirectory() as folder:
             script = Path(folder) / "test.sh"
-            script.write_text(_make_sbatch_string(command="true", folder=folder, map_count=self.workers, **self.parameters()))
+            script.write_text(_make_sbatch_string(command="true", folder=folder, map_count=self.elements, **self.parameters()))
             answer = subprocess.run(["sbatch", "--test-only", str(script)], capture_output=True, text=True, timeout=60)
         if answer.returncode != 0:
-            said = [line.strip() for line in (answer.stderr + answer.stdout).splitlines() if line.strip()]
+            said = [line.strip() for line in (answer.stderr + answer.stdout).splitlines()
+                    if line.strip() and not line.startswith("Try ")]  # not sbatch's "Try sbatch --help" after the reason
             raise ConfigError(_unreachable(said) or f"sbatch refused the job: {said[-1] if said else 'no reason given'}")
 
     def submit(self) -> list[str]:
-        """Submit the array; its job ids (`ID_I` per element, or `ID` for one)."""
+        """Submit the array; its job ids (`ID_I` per element, or `ID` for one), also recorded for --follow."""
         from submitit.core.utils import FailedJobError, FailedSubmissionError
 
         from experiments.backends.slurm.task import SweepTask
 
-        task = SweepTask(self.results_dir, self.sweep, tasks_per_gpu=self.tasks_per_gpu, retries=self.retries,
-                         stale_after=self.stale_after, worker_args=self.worker_args)
+        task = SweepTask(self.results_dir, self.sweep, layout=self.layout, retries=self.retries,
+                         stale_after=self.stale_after, worker_args=self.worker_args, report=self.report)
         executor = self.executor()
         folder = slurm_dir(self.results_dir)
         before = set(os.listdir(folder)) if folder.is_dir() else set()
         try:
             with executor.batch():  # one array of identical elements: SLURM's environment tells them apart
-                jobs = [executor.submit(task) for _ in range(self.workers)]
+                jobs = [executor.submit(task) for _ in range(self.elements)]
         except (FailedJobError, FailedSubmissionError) as error:
             for name in set(os.listdir(folder)) - before:  # the refused submission's script and pickles
                 (folder / name).unlink(missing_ok=True)
             lines = [line.strip() for line in str(error).splitlines() if "error" in line.lower()]
             raise ConfigError(f"sbatch refused the job: {lines[-1] if lines else str(error).strip()}") from None
-        return [job.job_id for job in jobs]
+        job_ids = [job.job_id for job in jobs]
+        record_jobs(self.results_dir, self.sweep, job_ids)
+        return job_ids
 
-    def follow(self, job_ids: Sequence[str], progress: bool = True, report=None) -> int:
-        """Show the live display until every cell is finished (0; 1 when some failed), or until the jobs left
-        the queue with cells unfinished (3, naming them). Ctrl-C stops following only; the jobs keep running."""
-        from db import sweep_dir
-        from db.compact import compact
-        from experiments.workers.live_report import LiveReport
+    def follow(self, job_ids: Sequence[str] | None = None, progress: bool = True) -> int:
+        """Show the live display until every cell is finished, then close the sweep (compaction and the report's
+        last page, unless the array's closer did; exit 0, or 1 when some failed), or until the jobs (default: every
+        job submitted for the sweep from this results directory) left the queue with cells unfinished (3, naming
+        them). Ctrl-C stops following only; the jobs keep running."""
         from experiments.backends.local import LiveDisplay
         from experiments.workers.progress import ProgressReader, exit_code, left_lines, render
 
+        job_ids = list(job_ids or recorded_jobs(self.results_dir, self.sweep))
         reader = ProgressReader(self.results_dir, self.sweep, self.retries, self.stale_after)
         display, started, asked = LiveDisplay(progress), time.monotonic(), 0.0
-        live = LiveReport(report, sweep_dir(self.results_dir, self.sweep) / "logs" / "report.log")
-        live.start()
-        last_done = None
         try:
-            while True:
-                state = reader.read()
+            while (state := reader.read()).done < state.total:
                 display.show(render(self.sweep, state, time.monotonic() - started))
-                if last_done is not None and state.done != last_done:
-                    live.cell_finished()
-                last_done = state.done
-                if state.done == state.total:
-                    break
                 if time.monotonic() - asked > QUEUE_EVERY:
                     asked = time.monotonic()
                     if not queued(job_ids):
                         state = ProgressReader(self.results_dir, self.sweep, self.retries, self.stale_after).read()
                         if state.done == state.total:
                             break  # the last cell finished between the read above and the queue's answer
-                        print(f"sweep {self.sweep}: the jobs left the queue with {state.total - state.done} cells "
-                              f"unfinished; logs under {slurm_dir(self.results_dir)}/", file=sys.stderr)
+                        print(f"sweep {self.sweep}: no job of it is queued ({_array_ids(job_ids) or 'none recorded'}), "
+                              f"{state.total - state.done} cells unfinished; logs under {slurm_dir(self.results_dir)}/",
+                              file=sys.stderr)
                         print("\n".join(left_lines(state)), file=sys.stderr)
-                        live.close()
                         return exit_code(state)
                 time.sleep(FOLLOW_EVERY)
+            display.show(render(self.sweep, state, time.monotonic() - started))
+            return self._close()
         except KeyboardInterrupt:
-            live.abandon()
             print(f"\nstopped following; the jobs keep running (cancel: scancel {_array_ids(job_ids)})", file=sys.stderr)
             return 130
+
+    def _close(self) -> int:
+        """Close the finished sweep (or wait while the array's closer does), then say how it ended."""
+        import socket
+
+        from experiments.workers.closing import close_sweep, closing_error
+        from experiments.workers.progress import ProgressReader, exit_code
+
+        report = None if self.report is None else [sys.executable, *self.report]
+        closer = f"follow-{socket.gethostname()}-{os.getpid()}"
+        while close_sweep(self.results_dir, self.sweep, retries=self.retries, stale_after=self.stale_after,
+                          report=report, closer=closer) == "busy":
+            time.sleep(FOLLOW_EVERY)
+        if (error := closing_error(self.results_dir, self.sweep)) is not None:
+            print(f"sweep {self.sweep}: the report could not be written: {error}", file=sys.stderr)
         state = ProgressReader(self.results_dir, self.sweep, self.retries, self.stale_after).read()  # the truth now
-        live.settle()  # no rewrite reads the store while it is compacted
-        compact(self.results_dir)
-        live.close()
-        if live.error:
-            print(f"sweep {self.sweep}: the report could not be written: {live.error}", file=sys.stderr)
         for cell in state.failed_cells:
             print(f"  failed: cell {cell.index} {cell.label} ({cell.run_id}); log {failed_cell_log(self.results_dir, cell.run_id)}",
                   file=sys.stderr)
@@ -210,6 +182,8 @@ def _array_ids(job_ids: Sequence[str]) -> str:
 
 def queued(job_ids: Sequence[str]) -> bool:
     """Whether any of the jobs is still pending or running (squeue; a job SLURM forgot is not)."""
+    if not job_ids:
+        return False
     answer = subprocess.run(["squeue", "-h", "-o", "%i", "-j", ",".join(sorted({j.split("_")[0] for j in job_ids}))],
                             capture_output=True, text=True, timeout=60)
     return answer.returncode == 0 and bool(answer.stdout.strip())

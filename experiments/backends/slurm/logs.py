@@ -1,5 +1,6 @@
 """Where the SLURM backend keeps its files: submitit's pickles and every task's logs under
-`<results>/slurm/`, named after the job, its array element and its task, as the workers are."""
+`<results>/slurm/`, named after the job, its array element and its task, as the workers are; and the job ids
+of every submission of a sweep (`jobs-<sweep>.txt`), so `harness sweep --follow` finds them later."""
 
 from __future__ import annotations
 
@@ -35,3 +36,19 @@ def failed_cell_log(results_dir: Path, run_id: str) -> Path | None:
 
     claim = current_claim(results_dir, run_id)
     return None if claim is None else slurm_log(results_dir, claim.worker)
+
+
+def record_jobs(results_dir: Path, sweep: str, job_ids: list[str]) -> None:
+    """Add one submission's job ids (one line) to the sweep's record."""
+    folder = slurm_dir(results_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"jobs-{sweep}.txt", "a") as record:
+        record.write(" ".join(job_ids) + "\n")
+
+
+def recorded_jobs(results_dir: Path, sweep: str) -> list[str]:
+    """Every job id ever submitted for the sweep from this results directory (none: an empty list)."""
+    try:
+        return (slurm_dir(results_dir) / f"jobs-{sweep}.txt").read_text().split()
+    except FileNotFoundError:
+        return []
