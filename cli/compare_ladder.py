@@ -44,7 +44,7 @@ def ladder_analysis(args: argparse.Namespace):
     sweep that is not a ladder, or a target inside the ladder) and its progress line while it runs."""
     from analysis.compare import check_finished, check_metric, resolve_baseline
     from analysis.frames import load_sweep
-    from analysis.ladder import analyse_ladder
+    from analysis.ladder.analyse import analyse_ladder
 
     sweep = load_sweep(args.results, args.sweep)
     check_metric(sweep, args.metric)

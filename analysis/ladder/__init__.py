@@ -6,55 +6,12 @@ rung's decisions match the largest rung's.
     fits         every variant's curve on one axis, with a seed bootstrap
     extrapolate  loss at a target, gap to the baseline, crossovers, each with its interval
     consistency  DataDecide's pairwise decision accuracy per rung
+    analyse      all of it for one sweep: `analyse_ladder` → `LadderAnalysis`
 
-numpy, scipy and pandas only (no torch); imported by `harness compare --ladder`, `harness plot ladder` and the
-report, never on `harness compare`'s plain path (docs/analysis.md#will-it-hold-at-scale-ladders).
+numpy, scipy and pandas only (no torch). Used by `harness compare --ladder`, `harness plot ladder` and the report
+when the sweep is a ladder, and never on `harness compare`'s plain path: this file holds two constants and imports nothing, so asking
+whether a sweep is a ladder (`points.is_ladder`) does not load the fitting code (docs/analysis.md).
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass
-
-import pandas as pd
-
-from analysis.frames import Sweep
-from analysis.ladder.consistency import decided_pairs, decision_consistency
-from analysis.ladder.extrapolate import Target, extrapolate, resolve_target
-from analysis.ladder.fits import LadderFit, fit_ladder
-from analysis.ladder.points import LadderData, ladder_data
-
-AXES = ("compute", "params")
-
-
-@dataclass
-class LadderAnalysis:
-    """A ladder analysed: its points, a fit per axis, the target, the extrapolation table on the target's axis
-    (`analysis.ladder.extrapolate.COLUMNS`), decision consistency and the SQL behind the points."""
-
-    data: LadderData
-    fits: dict[str, LadderFit]
-    target: Target
-    table: pd.DataFrame
-    consistency: pd.DataFrame
-    decided: int  # pairs of variants resolved at the largest rung
-
-    @property
-    def fit(self) -> LadderFit:
-        """The fit on the target's axis."""
-        return self.fits[self.target.axis]
-
-    @property
-    def sql(self) -> list[str]:
-        return self.data.sql
-
-
-def analyse_ladder(sweep: Sweep, metric: str, baseline: str, target_flops: float | None = None,
-                   target_params: float | None = None, axes: tuple[str, ...] = AXES) -> LadderAnalysis:
-    """The ladder of `sweep` on `metric` against `baseline` (an arm); the target is `target_flops` on the compute
-    fit or `target_params` on the parameters fit (default: beyond the largest rung on compute). AnalysisError when
-    the sweep is not a ladder or the target is not beyond its largest rung; the target is checked before any fit."""
-    data = ladder_data(sweep, metric, baseline)
-    axis = "params" if target_params is not None else "compute"
-    target = resolve_target(data, axis, target_params if target_params is not None else target_flops)
-    fits = {name: fit_ladder(data, name) for name in dict.fromkeys((axis, *axes))}
-    return LadderAnalysis(data, fits, target, extrapolate(fits[axis], target), decision_consistency(data), decided_pairs(data))
+RUNG_FIELDS = ("d_model", "n_layers")  # what a run's rung is (= experiments.declare.ladder.RUNG_FIELDS; analysis imports no experiments)
+SEPARATOR = "@"  # a ladder's arm is `<grid arm>@<rung>` (= experiments.plan.rungs.RUNG_SEPARATOR)

@@ -26,7 +26,7 @@ from analysis.ladder.points import LadderData
 DEFAULT_REACH = {"compute": 100, "params": 10}  # no target given: two decades of compute (one of size) past the largest rung
 GRID = 2000
 AXIS_UNITS = {"compute": ("FLOPs", "--target-flops"), "params": ("parameters", "--target-params")}
-COLUMNS = ["arm", "rungs", "seeds", "diverged", "E", "E_low", "E_high", "alpha", "alpha_low", "alpha_high", "A",
+COLUMNS = ["arm", "rungs", "seeds", "diverged", "E", "E_low", "E_high", "alpha", "alpha_low", "alpha_high", "A", "A_low", "A_high",
            "predicted", "low", "high", "gap", "gap_low", "gap_high", "crossover", "cross_low", "cross_high", "crosses", "note"]
 
 
@@ -89,9 +89,10 @@ def _row(fit: LadderFit, v: int, target: Target, at: tuple[np.ndarray, np.ndarra
     point, boot = at
     e_low, e_high = expanded_interval(np.exp(fit.boot[:, v, 0]), fit.df[v])
     a_low, a_high = expanded_interval(fit.boot[:, v, 2], fit.df[v])
+    big_a_low, big_a_high = expanded_interval(np.exp(fit.boot[:, v, 1] + fit.boot[:, v, 2] * np.log(curve.ref)), fit.df[v])
     p_low, p_high = expanded_interval(boot[:, v], fit.df[v])
     row |= {"E": curve.E, "E_low": e_low, "E_high": e_high, "alpha": curve.alpha, "alpha_low": a_low, "alpha_high": a_high,
-            "A": curve.A, "predicted": point[v], "low": p_low, "high": p_high}
+            "A": curve.A, "A_low": big_a_low, "A_high": big_a_high, "predicted": point[v], "low": p_low, "high": p_high}
     notes = [f"{1 - share:.0%} of bootstrap fits did not converge" for share in [fit.converged_share()[v]] if share < 1]
     if v > 0 and fit.fitted(0):
         g_low, g_high = expanded_interval(boot[:, v] - boot[:, 0], min(fit.df[v], fit.df[0]))

@@ -21,12 +21,11 @@ import pandas as pd
 
 from analysis.errors import AnalysisError
 from analysis.frames import Sweep
+from analysis.ladder import RUNG_FIELDS, SEPARATOR
 from analysis.outcomes import COMPLETED
 from analysis.scale import shown
 from analysis.sensitivity import run_losses
 
-RUNG_FIELDS = ("d_model", "n_layers")  # = experiments.declare.ladder.RUNG_FIELDS (analysis imports no experiments)
-SEPARATOR = "@"  # = experiments.plan.rungs.RUNG_SEPARATOR
 
 
 @dataclass(frozen=True)
@@ -116,3 +115,13 @@ def ladder_data(sweep: Sweep, metric: str, baseline: str) -> LadderData:
         params[v, r] = chosen["params"].median()
         lr[v, r], diverged[v, r] = (best if best >= 0 else np.nan), int(chosen["diverged"].sum())
     return LadderData(variants, labels, rungs, seeds, loss, compute, params, lr, diverged, sql)
+
+
+def is_ladder(sweep: Sweep) -> bool:
+    """Whether some arm (variant) of the sweep has finished runs at two sizes: what makes a report show its ladder."""
+    finished = sweep.finished
+    present = [name for name in RUNG_FIELDS if name in finished.columns]
+    if finished.empty or not present:
+        return False
+    variants = finished["arm"].str.split(SEPARATOR, n=1).str[0]
+    return bool((finished[present].astype(str).agg(",".join, axis=1).groupby(variants).nunique() > 1).any())

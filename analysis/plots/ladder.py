@@ -3,9 +3,12 @@ drawn out to the target with its bootstrap band, the target marked (`analysis.la
 
 from __future__ import annotations
 
-from analysis.ladder import LadderAnalysis, analyse_ladder
-from analysis.ladder.extrapolate import AXIS_UNITS, drawn
+from typing import TYPE_CHECKING
+
 from analysis.plots.base import Context, Plot, arm_colors, legend, panels, shown
+
+if TYPE_CHECKING:
+    from analysis.ladder.analyse import LadderAnalysis
 
 CAPTION = ("Each point is a run at its rung's best LR (diverged runs are left out and counted in the tables). Each "
            "line is the arm's fitted curve L = E + A·C^-α (Huber loss in log space), drawn from its first rung to the "
@@ -14,11 +17,16 @@ CAPTION = ("Each point is a run at its rung's best LR (diverged runs are left ou
 
 
 def ladder_of(ctx: Context) -> LadderAnalysis:
-    """The context's ladder, its fit on the axis of the target asked for (compute unless --target-params)."""
+    """The context's ladder, its fit on the axis of the target asked for (compute unless --target-params); the
+    fitting code is imported here, for a ladder figure only."""
+    from analysis.ladder.analyse import analyse_ladder
+
     return analyse_ladder(ctx.sweep, ctx.metric, ctx.baseline, ctx.target_flops, ctx.target_params, axes=())
 
 
 def figure(ctx: Context) -> Plot:
+    from analysis.ladder.extrapolate import AXIS_UNITS, drawn
+
     ladder = ladder_of(ctx)
     lines = drawn(ladder.fit, ladder.target)
     colors = arm_colors(ladder.data.variants, ladder.data.variants[0])
