@@ -42,15 +42,14 @@ def check_ladder_options(args: argparse.Namespace) -> None:
 def ladder_analysis(args: argparse.Namespace):
     """The sweep's `analysis.ladder.LadderAnalysis` (AnalysisError for an unknown sweep, metric or baseline, a
     sweep that is not a ladder, or a target inside the ladder) and its progress line while it runs."""
-    from analysis.compare import check_finished, check_metric, resolve_baseline
+    from analysis.compare import check_finished, check_metric
     from analysis.frames import load_sweep
     from analysis.ladder.analyse import analyse_ladder
 
     sweep = load_sweep(args.results, args.sweep)
     check_metric(sweep, args.metric)
     check_finished(sweep)
-    baseline = resolve_baseline(sweep, args.baseline)
-    result = analyse_ladder(sweep, args.metric, baseline, args.target_flops, args.target_params, axes=())
+    result = analyse_ladder(sweep, args.metric, args.baseline, args.target_flops, args.target_params, axes=())
     return result, sweep.info.progress() if sweep.info.running else None
 
 

@@ -38,9 +38,10 @@ class LadderAnalysis:
         return self.data.sql
 
 
-def analyse_ladder(sweep: Sweep, metric: str, baseline: str, target_flops: float | None = None,
+def analyse_ladder(sweep: Sweep, metric: str, baseline: str | None = None, target_flops: float | None = None,
                    target_params: float | None = None, axes: tuple[str, ...] = AXES) -> LadderAnalysis:
-    """The ladder of `sweep` on `metric` against `baseline` (an arm); the target is `target_flops` on the compute
+    """The ladder of `sweep` on `metric` against `baseline` (an arm or a ladder's arm without its rung; None: the
+    sweep's); the target is `target_flops` on the compute
     fit or `target_params` on the parameters fit (default: beyond the largest rung on compute). AnalysisError when
     the sweep is not a ladder or the target is not beyond its largest rung; the target is checked before any fit."""
     data = ladder_data(sweep, metric, baseline)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, suggestion
 from analysis.frames import Sweep
 from analysis.ladder import RUNG_FIELDS, SEPARATOR
 from analysis.outcomes import COMPLETED
@@ -87,18 +87,31 @@ def ladder_runs(sweep: Sweep, metric: str) -> tuple[pd.DataFrame, list[str]]:
     return runs, [*sql, sizes_sql]
 
 
-def _variant_order(runs: pd.DataFrame, baseline: str, labels: dict[str, str]) -> tuple[list[str], list[str]]:
-    """Variants, the baseline's first, and their labels."""
-    base = baseline.split(SEPARATOR, 1)[0]
-    variants = [base] + sorted(v for v in runs["variant"].unique() if v != base)
-    by_variant = {arm.split(SEPARATOR, 1)[0]: label.split(SEPARATOR, 1)[0] for arm, label in labels.items()}
-    return variants, [by_variant.get(v, v) for v in variants]
+def variant_labels(sweep: Sweep) -> dict[str, str]:
+    """variant → its display label (the plan's arm label up to `@`), for the variants that have one."""
+    return {arm.split(SEPARATOR, 1)[0]: label.split(SEPARATOR, 1)[0] for arm, label in sweep.labels.items()}
 
 
-def ladder_data(sweep: Sweep, metric: str, baseline: str) -> LadderData:
-    """The sweep's ladder (see the module docstring); `baseline` is an arm (its variant comes first)."""
+def baseline_variant(sweep: Sweep, variants, baseline: str | None) -> str:
+    """The variant to compare against: `baseline` as a variant, its label, or an arm (a ladder's `<arm>@<rung>`);
+    None: the sweep's baseline arm's. AnalysisError naming the closest variant when none matches."""
+    from analysis.compare import resolve_baseline
+
+    by_label = {label: variant for variant, label in variant_labels(sweep).items()}
+    if baseline in variants or baseline in by_label:
+        return by_label.get(baseline, baseline)
+    if baseline is None or baseline in sweep.arms:
+        return resolve_baseline(sweep, baseline).split(SEPARATOR, 1)[0]
+    raise AnalysisError(f"baseline {baseline!r} is not an arm of ladder {sweep.info.name!r}" + suggestion(baseline, variants, "arms"))
+
+
+def ladder_data(sweep: Sweep, metric: str, baseline: str | None = None) -> LadderData:
+    """The sweep's ladder (see the module docstring); `baseline`: an arm or a variant (`baseline_variant`), which
+    comes first."""
     runs, sql = ladder_runs(sweep, metric)
-    variants, labels = _variant_order(runs, baseline, sweep.labels)
+    base = baseline_variant(sweep, set(runs["variant"]), baseline)
+    variants = [base] + sorted(v for v in runs["variant"].unique() if v != base)
+    labels = [variant_labels(sweep).get(v, v) for v in variants]
     rungs = runs.groupby("rung")["params"].median().sort_values().index.tolist()
     seeds = sorted(runs["seed"].unique().tolist())
     shape = (len(variants), len(rungs))

@@ -123,3 +123,50 @@ def test_rungs_the_model_cannot_take_are_one_line_naming_the_rung(rungs, message
     with pytest.raises(SweepError, match=re.escape(message)) as info:
         expand(make(ladder=ladder(**rungs)))
     assert "\n" not in str(info.value)
+
+
+LADDER_FILE = '''
+from experiments import Ablation, grid
+from experiments.declare.ladder import ladder
+
+ablation = Ablation("lad", "Does QK-norm hold at scale?", base="tiny", grid=grid(qk_norm=["none", "rmsnorm"]),
+                    train=dict(batch_size=4, seq_len=32), ladder=ladder({rungs}))
+'''
+
+
+def test_the_dry_run_shows_each_rungs_size_tokens_and_flops_and_the_ladders_compute(tmp_path, capsys):
+    from cli.main import main
+
+    path = tmp_path / "lad.py"
+    path.write_text(LADDER_FILE.format(rungs="d_model=[64, 128], n_layers=[2, 3], tokens_per_param=2, seeds=[2, 1]"))
+    assert main(["sweep", str(path), "--dry-run", "--results", str(tmp_path / "results")]) == 0
+    out = capsys.readouterr().out
+    plan = expand(make(ladder=ladder(d_model=[64, 128], n_layers=[2, 3], tokens_per_param=2, seeds=[2, 1])))
+    rows = [line.split() for line in out.splitlines() if re.match(r"\s+[01]\s+(64|128)\s", line)]
+    assert len(rows) == 2
+    flops = []
+    for rung, row in zip(plan.rungs, rows):
+        cells = [c for c in plan.cells if plan.arm_rungs[c.arm] == rung.index]
+        spent = [c.train.steps * c.train.tokens_per_step * c.flops_per_token for c in cells]  # the oracle: the cells' own counts
+        flops.append(sum(spent))
+        assert row[:4] == [str(rung.index), *map(str, rung.values.values()), f"{calc.params(rung.configs.model):,}"]
+        tokens = {c.train.steps * c.train.tokens_per_step for c in cells}
+        assert row[4:] == [f"{tokens.pop():.3g}", f"{spent[0]:.3g}", str(len(cells)), f"{sum(spent):.3g}"] and not tokens
+    assert f"ladder: 2 rungs, {sum(flops):.3g} training FLOPs in all ({flops[-1] / sum(flops):.0%} of it in the largest rung)." in out
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("rungs, message", [
+    ("d_model=[64, 128], seq_len=[32, 256], tokens=1e5", "ladder rung 1 (d_model=128,seq_len=256): TrainConfig.seq_len=256 is invalid"),
+    ("d_model=[64, 128], tokens_per_param=0", "ladder(...): tokens_per_param=0: each entry must be a positive number"),
+    ("d_model=[64, 128], qk_norm=['none', 'rmsnorm'], tokens=1e5", "qk_norm is both a ladder axis and a grid axis"),
+])
+def test_bad_ladders_exit_2_with_one_line_and_nothing_written(tmp_path, capsys, rungs, message):
+    from cli.main import main
+
+    path = tmp_path / "lad.py"
+    path.write_text(LADDER_FILE.format(rungs=rungs))
+    assert main(["sweep", str(path), "--results", str(tmp_path / "results")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err
+    assert not (tmp_path / "results").exists()

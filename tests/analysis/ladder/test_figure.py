@@ -29,7 +29,7 @@ def test_the_png_draws_every_run_a_curve_and_band_per_arm_and_the_target(ladder_
 
 def test_the_plotly_figure_has_points_band_and_curve_per_arm(ladder_store):
     results, _ = ladder_store
-    ladder = analyse_ladder(load_sweep(results, "lad"), "final_val_loss", "base@x", axes=())
+    ladder = analyse_ladder(load_sweep(results, "lad"), "final_val_loss", "base", axes=())
     figure = ladder_figure(ladder, "final_val_loss")
     kinds = [(trace["legendgroup"], trace["mode"], "fill" in trace) for trace in figure["data"]]
     assert kinds == [("base", "markers", False), ("base", "lines", True), ("base", "lines", False),

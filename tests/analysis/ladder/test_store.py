@@ -46,13 +46,13 @@ def test_the_sql_behind_the_points_runs_in_db_query(ladder_store):
     from cli.main import main
 
     results, _ = ladder_store
-    for sql in ladder_data(load_sweep(results, "lad"), "final_val_loss", "base@x").sql:
+    for sql in ladder_data(load_sweep(results, "lad"), "final_val_loss", "base").sql:
         assert main(["db", "query", sql, "--results", str(results), "--format", "csv"]) == 0, sql
 
 
 def test_a_two_rung_ladder_refuses_a_three_parameter_fit(tmp_path):
     synthetic.write_ladder(tmp_path, "two", simulation.CURVES, RUNGS[:2], seeds=2)
-    ladder = analyse_ladder(load_sweep(tmp_path, "two"), "final_val_loss", "base@x")
+    ladder = analyse_ladder(load_sweep(tmp_path, "two"), "final_val_loss", "base")
     assert ladder.fit.curves == [None, None]
     assert set(ladder.table["note"]) == {"not fitted: 2 rungs for 3 parameters (E, A, α): a curve needs at least 3 rungs"}
     assert ladder.table[["E", "predicted", "gap", "crossover"]].isna().all().all()
@@ -65,9 +65,9 @@ def test_a_target_inside_the_ladder_and_a_sweep_that_is_no_ladder_are_refused(la
     top = RUNGS[-1].compute
     with pytest.raises(AnalysisError, match="^" + re.escape(f"--target-flops 1e+14 is not beyond the largest rung ({top:.3g} FLOPs): "
                                                               f"extrapolation predicts past the ladder; give a target above {top:.3g}.")):
-        analyse_ladder(sweep, "final_val_loss", "base@x", target_flops=1e14)
+        analyse_ladder(sweep, "final_val_loss", "base", target_flops=1e14)
     with pytest.raises(AnalysisError, match=r"^--target-params 1000 is not beyond the largest rung"):
-        analyse_ladder(sweep, "final_val_loss", "base@x", target_params=1e3)
+        analyse_ladder(sweep, "final_val_loss", "base", target_params=1e3)
     flat = load_sweep(planted_store[0], "planted")
     assert is_ladder(sweep) and not is_ladder(flat)
     with pytest.raises(AnalysisError, match="sweep 'planted' is not a ladder: no arm has finished runs at two sizes"):
