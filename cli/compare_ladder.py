@@ -10,7 +10,7 @@ import json
 from harness.config.base import ConfigError
 
 # What the table shows of analysis.ladder.extrapolate.COLUMNS (CSV and JSON carry them all).
-TABLE_COLUMNS = ["arm", "rungs", "seeds", "diverged", "E", "alpha", "predicted", "low", "high", "gap", "gap_low", "gap_high",
+TABLE_COLUMNS = ["arm", "rungs", "seeds", "diverged", "best_lrs", "E", "alpha", "predicted", "low", "high", "gap", "gap_low", "gap_high",
                  "crossover", "cross_low", "cross_high", "crosses", "note"]
 
 

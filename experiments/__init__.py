@@ -10,7 +10,9 @@ from experiments.declare.ablation import Ablation
 from experiments.plan.cell import Cell
 from experiments.plan.expand import Plan, SweepError, expand
 from experiments.declare.grid import Grid, grid, zip_
+from experiments.declare.ladder import Ladder, ladder
 from experiments.backends.slurm.launcher import SlurmLauncher
 from experiments.declare.space import Choice, IntUniform, LogUniform, Uniform
 
-__all__ = ["Ablation", "Cell", "Choice", "Grid", "IntUniform", "LogUniform", "Plan", "SlurmLauncher", "SweepError", "Uniform", "expand", "grid", "zip_"]
+__all__ = ["Ablation", "Cell", "Choice", "Grid", "IntUniform", "Ladder", "LogUniform", "Plan", "SlurmLauncher", "SweepError", "Uniform", "expand",
+           "grid", "ladder", "zip_"]

@@ -26,7 +26,7 @@ from analysis.ladder.points import LadderData
 DEFAULT_REACH = {"compute": 100, "params": 10}  # no target given: two decades of compute (one of size) past the largest rung
 GRID = 2000
 AXIS_UNITS = {"compute": ("FLOPs", "--target-flops"), "params": ("parameters", "--target-params")}
-COLUMNS = ["arm", "rungs", "seeds", "diverged", "E", "E_low", "E_high", "alpha", "alpha_low", "alpha_high", "A", "A_low", "A_high",
+COLUMNS = ["arm", "rungs", "seeds", "diverged", "best_lrs", "E", "E_low", "E_high", "alpha", "alpha_low", "alpha_high", "A", "A_low", "A_high",
            "predicted", "low", "high", "gap", "gap_low", "gap_high", "crossover", "cross_low", "cross_high", "crosses", "note"]
 
 
@@ -83,7 +83,8 @@ def _crossover(fit: LadderFit, v: int, target: float) -> tuple[float, float, flo
 def _row(fit: LadderFit, v: int, target: Target, at: tuple[np.ndarray, np.ndarray]) -> dict:
     data, curve = fit.data, fit.curves[v]
     row = {"arm": data.labels[v], "rungs": int((~np.isnan(data.loss[v])).any(-1).sum()), "seeds": int(data.n_seeds[v].sum()),
-           "diverged": int(data.diverged[v].sum()), "note": fit.notes[v]}
+           "diverged": int(data.diverged[v].sum()), "best_lrs": " ".join("-" if np.isnan(lr) else f"{lr:g}" for lr in data.lr[v]),
+           "note": fit.notes[v]}
     if not fit.fitted(v):
         return row
     point, boot = at

@@ -119,7 +119,8 @@ def ladder_data(sweep: Sweep, metric: str, baseline: str | None = None) -> Ladde
     lr, diverged = np.full(shape, np.nan), np.zeros(shape, dtype=int)
     for (variant, rung), group in runs.groupby(["variant", "rung"]):
         v, r = variants.index(variant), rungs.index(rung)
-        best = group.groupby("lr")["loss"].mean().idxmin()
+        means = group.groupby("lr")["loss"].mean()
+        best = means.idxmin() if means.notna().any() else means.index[0]  # no ℓ at all (no ℓ₀ logged): any LR
         chosen = group[group["lr"] == best]
         completed = chosen[chosen["outcome"] == COMPLETED]
         for seed, value in zip(completed["seed"], completed["value"].astype(float)):

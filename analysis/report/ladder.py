@@ -11,7 +11,7 @@ import numpy as np
 from analysis.ladder.extrapolate import extrapolate, resolve_target
 from analysis.report.html import missing, sql_block, table
 
-FIT_COLUMNS = ["arm", "rungs", "seeds", "diverged", "E", "E 95%", "alpha", "alpha 95%", "A", "A 95%", "predicted", "predicted 95%",
+FIT_COLUMNS = ["arm", "rungs", "seeds", "diverged", "best_lrs", "E", "E 95%", "alpha", "alpha 95%", "A", "A 95%", "predicted", "predicted 95%",
                "gap", "gap 95%", "crossover", "crossover 95%", "crosses", "note"]
 CAPTION = ("Each point is a run at its rung's best LR; each line an arm's fitted L = E + A·C^-α (Huber loss in log space) "
            "from its first rung to the target (dotted); the band is its 95% bootstrap interval over seeds. Hover for values.")

@@ -126,8 +126,7 @@ def test_rungs_the_model_cannot_take_are_one_line_naming_the_rung(rungs, message
 
 
 LADDER_FILE = '''
-from experiments import Ablation, grid
-from experiments.declare.ladder import ladder
+from experiments import Ablation, grid, ladder
 
 ablation = Ablation("lad", "Does QK-norm hold at scale?", base="tiny", grid=grid(qk_norm=["none", "rmsnorm"]),
                     train=dict(batch_size=4, seq_len=32), ladder=ladder({rungs}))

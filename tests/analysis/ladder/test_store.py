@@ -39,6 +39,7 @@ def test_the_extrapolation_covers_the_planted_loss_and_gap(ladder_store):
     assert base["low"] <= truth[0] <= base["high"] and steeper["low"] <= truth[1] <= steeper["high"]
     assert steeper["gap_low"] <= truth[1] - truth[0] <= steeper["gap_high"]
     assert (base["seeds"], steeper["seeds"], steeper["diverged"]) == (12, 11, 1)
+    assert base["best_lrs"] == "0.001 0.001 0.001 0.001"  # the second LR was planted 0.05 worse
     assert ladder.target.given and ladder.target.value == 1e17
 
 
