@@ -31,13 +31,14 @@ def test_the_points_are_the_planted_losses_at_each_rungs_best_lr(ladder_store):
     assert np.allclose(data.params, [[rung.params for rung in RUNGS]] * 2)
 
 
-def test_the_extrapolation_covers_the_planted_loss_and_gap(ladder_store):
+def test_the_extrapolation_covers_the_planted_loss_gap_and_crossover(ladder_store):
     results, _ = ladder_store
     ladder = analyse_ladder(load_sweep(results, "lad"), "final_val_loss", "base@" + RUNGS[-1].label, target_flops=1e17, axes=())
     truth = [synthetic.planted_loss(curve, 1e17) for curve in simulation.CURVES.values()]
     base, steeper = ladder.table.to_dict("records")
     assert base["low"] <= truth[0] <= base["high"] and steeper["low"] <= truth[1] <= steeper["high"]
     assert steeper["gap_low"] <= truth[1] - truth[0] <= steeper["gap_high"]
+    assert steeper["cross_low"] <= simulation.crossover_truth(*simulation.CURVES.values()) <= steeper["cross_high"]
     assert (base["seeds"], steeper["seeds"], steeper["diverged"]) == (12, 11, 1)
     assert base["best_lrs"] == "0.001 0.001 0.001 0.001"  # the second LR was planted 0.05 worse
     assert ladder.target.given and ladder.target.value == 1e17
