@@ -1,5 +1,7 @@
 """`harness compare`: each arm of a sweep against the baseline, with seed CIs, paired tests and verdicts;
-with `--across FIELD`, each variant at each value of FIELD and the reversals that are resolved.
+with `--across FIELD`, each variant at each value of FIELD and the reversals that are resolved; with `--ladder`, a
+ladder's fitted curves, extrapolations and decision consistency (cli/compare_ladder.py, which alone imports the
+fitting code).
 
 numpy and scipy are imported inside the handler so `harness --help` stays instant; pandas not at all (but
 with --across, whose variants and LR curves are pandas frames). The store is read in a forked child while

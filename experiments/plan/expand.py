@@ -219,7 +219,7 @@ def _baseline(ablation: Ablation, arms: Mapping[str, Arm], base_values: Mapping[
 def arm_labels(ablation: Ablation, base_values: Mapping[str, Any], arms: Mapping[str, Arm]) -> dict[str, str]:
     """arm name → display label: from the labels the grid gave its values, then `Ablation(arms=...)` over them
     (keyed by grid arm; a ladder's arm adds its rung); SweepError for an `arms=` key that names no arm."""
-    grid_arms = {arm.grid_name for arm in arms.values()}
+    grid_arms = list(dict.fromkeys(arm.grid_name for arm in arms.values()))  # in arm order, for the messages
     labels = {}
     for point, given in ablation.grid.labelled():
         label = arm_label(point, given, base_values)
@@ -227,7 +227,7 @@ def arm_labels(ablation: Ablation, base_values: Mapping[str, Any], arms: Mapping
             labels.setdefault(arm_name(point, base_values), label)
     for name in ablation.arms or {}:
         if name not in grid_arms:
-            hint = closest(name, list(grid_arms))
+            hint = closest(name, grid_arms)
             raise SweepError(f"ablation {ablation.name!r}: arms= names no arm {name!r}" +
                              (f"; did you mean {hint!r}?" if hint else f"; arms: {', '.join(grid_arms)}."))
     labels = {**{name: label for name, label in labels.items() if name in grid_arms}, **(ablation.arms or {})}
