@@ -67,10 +67,10 @@ def ladder_output(analysis, format: str) -> str:
                            "consistency": json.loads(format_rows(consistency, CONSISTENCY, "json"))})
     if format == "csv":
         return format_rows(arms, COLUMNS, "csv") + "\n\n" + format_rows(consistency, CONSISTENCY, "csv")
-    data = analysis.data
+    data, pairs = analysis.data, f"{analysis.decided} pair{'' if analysis.decided == 1 else 's'}"
     return (f"Ladder: {len(data.variants)} arms at {len(data.rungs)} rungs ({data.rungs[0]} … {data.rungs[-1]}); "
             f"baseline {data.labels[0]}; fits of {analysis.fit.axis} extrapolated to {analysis.target.describe()}.\n"
             f"{format_rows(arms, TABLE_COLUMNS, 'table')}\n\n"
-            f"Decision consistency: of the {analysis.decided} pairs of arms whose order the largest rung resolves, the "
-            f"share each smaller rung orders the same way (DataDecide's pairwise decision accuracy).\n"
+            f"Decision consistency: of the {pairs} of arms whose order the largest rung resolves, the share each smaller "
+            f"rung orders the same way (DataDecide's pairwise decision accuracy).\n"
             f"{format_rows(consistency, CONSISTENCY, 'table')}")

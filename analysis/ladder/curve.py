@@ -9,8 +9,8 @@ ladder (well conditioned) instead of a number near 10¹⁵ that trades off again
 
 A fit says whether it converged: the optimizer's own test, and α inside `ALPHA_RANGE` (a curve whose α runs off
 to 0, below, or to an exponent no language model shows is not a power law the points determine). The range is
-checked after the fit rather than imposed as bounds, which cost the trust region a third more time. With fewer distinct x values than its three
-parameters there is nothing to fit, and `fit_curve` refuses (`TooFewRungs`).
+checked after the fit rather than imposed as bounds, which cost the trust region a third more time. With fewer
+distinct x values than its three parameters there is nothing to fit, and `fit_curve` refuses (`TooFewRungs`).
 """
 
 from __future__ import annotations

@@ -35,6 +35,10 @@ def fits_frame(frame):
     return shown[FIT_COLUMNS]
 
 
+def _fits(frame) -> str:
+    return f'<div class="scroll sticky-first">{table(fits_frame(frame))}</div>'
+
+
 def _gap_sentence(row, baseline: str, target: str, unit: str) -> str:
     arm = f"<b>{escape(row['arm'])}</b>"
     if missing(row["gap"]):
@@ -82,6 +86,6 @@ def section(analysis) -> str:
     return (f'<h2 id="ladder">Will it hold at scale?</h2><ul class="headlines">{sentences}</ul>{method}'
             f'<figure id="fig-ladder"><h3>Loss against compute, fitted and extrapolated</h3><div class="plot" id="plot-ladder"></div>'
             f"<figcaption>{escape(CAPTION)}</figcaption></figure>"
-            f'<h3>Fits against training compute, extrapolated to {escape(target)}</h3><div class="scroll sticky-first">{table(fits_frame(ladder.table))}</div>'
-            f'<h3>Fits against parameters, extrapolated to {escape(size.describe())}</h3><div class="scroll sticky-first">{table(fits_frame(by_size))}</div>'
+            f"<h3>Fits against training compute, extrapolated to {escape(target)}</h3>{_fits(ladder.table)}"
+            f"<h3>Fits against parameters, extrapolated to {escape(size.describe())}</h3>{_fits(by_size)}"
             f"{_consistency(ladder)}{sql_block(ladder.sql)}")

@@ -174,7 +174,7 @@ def test_ladder_table_and_csv(ladder, capsys):
     assert lines[0] == ("Ladder: 2 arms at 4 rungs (d_model=64,n_layers=2 … d_model=512,n_layers=5); baseline steeper; "
                         "fits of params extrapolated to 1e+08 parameters.")
     assert lines[1].split()[:7] == ["arm", "rungs", "seeds", "diverged", "best_lrs", "E", "alpha"] and lines[3].startswith("steeper ")
-    assert lines[6].startswith("Decision consistency: of the 1 pairs of arms whose order the largest rung resolves")
+    assert lines[6].startswith("Decision consistency: of the 1 pair of arms whose order the largest rung resolves")
     main(["compare", "lad", "--results", str(ladder), "--ladder", "--format", "csv"])
     arms, consistency = capsys.readouterr().out.strip().split("\n\n")
     assert [row["arm"] for row in csv.DictReader(io.StringIO(arms))] == ["base", "steeper"]
