@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from harness.config.base import ConfigError
+from errors import ConfigError
 
 # What the table shows of analysis.ladder.extrapolate.COLUMNS (CSV and JSON carry them all).
 TABLE_COLUMNS = ["arm", "rungs", "seeds", "diverged", "best_lrs", "E", "alpha", "predicted", "low", "high", "gap", "gap_low", "gap_high",
