@@ -53,6 +53,7 @@ def fits_alone(results: Path) -> float:
 
 
 def main() -> None:
+    """Write (or reuse) the ladder, then time each command and the fits."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for name, default in (("arms", 4), ("rungs", 5), ("seeds", 3), ("lrs", 2), ("repeats", 3)):
         parser.add_argument(f"--{name}", type=int, default=default)

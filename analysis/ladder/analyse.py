@@ -35,6 +35,7 @@ class LadderAnalysis:
 
     @property
     def sql(self) -> list[str]:
+        """The queries behind the points, each one statement that runs in `harness db query`."""
         return self.data.sql
 
 

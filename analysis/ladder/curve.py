@@ -44,10 +44,12 @@ class Curve:
 
     @property
     def E(self) -> float:
+        """The irreducible loss, the curve's limit at infinite compute."""
         return math.exp(self.theta[0])
 
     @property
     def alpha(self) -> float:
+        """The exponent: how fast the reducible loss falls with compute."""
         return self.theta[2]
 
     @property

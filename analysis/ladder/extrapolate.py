@@ -39,6 +39,7 @@ class Target:
     given: bool
 
     def describe(self) -> str:
+        """'1e+17 FLOPs', with '(the default: 100× the largest rung)' when none was asked for."""
         unit = AXIS_UNITS[self.axis][0]
         return f"{self.value:.3g} {unit}" + ("" if self.given else f" (the default: {DEFAULT_REACH[self.axis]}× the largest rung)")
 

@@ -52,6 +52,7 @@ class LadderFit:
 
     @property
     def refs(self) -> np.ndarray:
+        """[V] each curve's reference x (NaN: no curve)."""
         return np.array([c.ref if c is not None else np.nan for c in self.curves])
 
     def predict(self, at: float) -> tuple[np.ndarray, np.ndarray]:

@@ -25,6 +25,7 @@ def ladder_of(ctx: Context) -> LadderAnalysis:
 
 
 def figure(ctx: Context) -> Plot:
+    """Loss against the target's axis per arm: runs as points, fitted curves with bands, the target marked."""
     from analysis.ladder.extrapolate import AXIS_UNITS, drawn
 
     ladder = ladder_of(ctx)

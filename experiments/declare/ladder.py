@@ -74,6 +74,7 @@ class Ladder:
 
     @property
     def n_rungs(self) -> int:
+        """How many rungs the ladder has."""
         return len(next(iter(self.axes.values())))
 
     def values(self, rung: int) -> dict[str, Any]:
