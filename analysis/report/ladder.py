@@ -21,6 +21,10 @@ def _g(value, digits: int = 3) -> str:
     return "?" if missing(value) else f"{float(value):.{digits}g}"
 
 
+def _share(value) -> str:
+    return "?" if missing(value) else f"{value:.0%}"
+
+
 def _interval(low, high) -> str:
     return "" if missing(low) or missing(high) else f"[{_g(low)}, {_g(high)}]"
 
@@ -31,7 +35,7 @@ def fits_frame(frame):
                             for name, low, high in (("E", "E_low", "E_high"), ("alpha", "alpha_low", "alpha_high"), ("A", "A_low", "A_high"),
                                                     ("predicted", "low", "high"), ("gap", "gap_low", "gap_high"),
                                                     ("crossover", "cross_low", "cross_high"))})
-    shown["crosses"] = ["" if missing(share) else f"{share:.0%}" for share in frame["crosses"]]
+    shown["crosses"] = ["" if missing(share) else _share(share) for share in frame["crosses"]]
     return shown[FIT_COLUMNS]
 
 
@@ -48,8 +52,8 @@ def _gap_sentence(row, baseline: str, target: str, unit: str) -> str:
     verdict = (f"predicted <b>{_g(abs(row['gap']))} nats {side}</b> than {escape(baseline)}" if resolved else
                f"predicted {_g(row['gap'])} nats from {escape(baseline)}, <b>not resolved</b>")
     cross = (f"their fitted curves cross at {_g(row['crossover'])} {unit} (95% {_interval(row['cross_low'], row['cross_high'])}; "
-             f"{row['crosses']:.0%} of bootstrap fits cross before the target)" if not missing(row["crossover"]) else
-             f"their fitted curves do not cross from the first rung to the target ({_g(100 * row['crosses'], 2)}% of bootstrap fits do)")
+             f"{_share(row['crosses'])} of bootstrap fits cross before the target)" if not missing(row["crossover"]) else
+             f"their fitted curves do not cross from the first rung to the target ({_share(row['crosses'])} of bootstrap fits do)")
     return f"<li>{arm} at {escape(target)}: {verdict} (95% {_interval(row['gap_low'], row['gap_high'])}); {cross}.</li>"
 
 
