@@ -4,7 +4,7 @@ that are resolved (the rule is `analysis.reversals`).
 The scale axis is the field asked for (`harness compare --across FIELD`), else the first of `d_model`,
 `n_layers` with several values among the runs. The *variant* of a run is its value on every other switch
 that varies within a scale and takes the same set of values at every scale (so `qk_norm` counts, while
-`d_ff`, derived from `d_model`, does not); with no such switch, the arm. Each run enters as its ℓ, the LR
+`d_ff`, derived from `d_model`, does not); with no such switch, the arm (a ladder's arm without its `@rung`). Each run enters as its ℓ, the LR
 sensitivity's (`analysis.sensitivity.run_losses`: a divergence counts as ℓ₀), so a variant's best LR is
 chosen the same way as everywhere else.
 """
@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisError, suggestion
+from analysis.ladder import SEPARATOR as LADDER_SEPARATOR
 from analysis.frames import Sweep
 from analysis.reversals import Reversals, scale_reversals
 from analysis.sensitivity import run_losses
@@ -90,9 +91,10 @@ def compare_across(sweep: Sweep, metric: str, axis: str | None = None) -> ScaleC
     config = sweep.runs.set_index("run_id")[fields]
     runs = losses.drop(columns=[c for c in fields if c in losses.columns]).join(config, on="run_id")
     runs = runs[runs[axis].notna()]
-    switches = variant_switches(runs[fields], axis) or ["arm"]
-    runs = runs.assign(variant=runs[switches].astype(str).apply(lambda row: ", ".join(f"{k}={v}" for k, v in row.items()), axis=1),
-                       lr=runs["lr"].fillna(-1.0))  # a tuned LR (none) is one LR of its own
+    switches = variant_switches(runs[fields], axis)
+    variant = (runs[switches].astype(str).apply(lambda row: ", ".join(f"{k}={v}" for k, v in row.items()), axis=1) if switches
+               else "arm=" + runs["arm"].str.split(LADDER_SEPARATOR, n=1).str[0])  # a ladder's arm without its rung
+    runs = runs.assign(variant=variant, lr=runs["lr"].fillna(-1.0))  # a tuned LR (none) is one LR of its own
     grid = [sorted(runs[name].unique()) for name in (axis, "variant", "lr", "seed")]
     index = pd.MultiIndex.from_product(grid)
     keys = [axis, "variant", "lr", "seed"]

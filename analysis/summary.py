@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -15,6 +16,9 @@ from analysis.scale import ScaleComparison, compare_across
 from analysis.sensitivity import lr_sensitivity
 from analysis.stability import stability
 from db.sql import quote_ident
+
+if TYPE_CHECKING:
+    from analysis.ladder.analyse import LadderAnalysis
 
 # The per-arm table (`harness summary`): where each arm trains best and how stably, over all its LRs.
 PER_ARM_COLUMNS = [
@@ -42,6 +46,7 @@ class Analysis:
     scale: ScaleComparison | None  # when the sweep has a scale axis
     sql: list[str]  # the SQL behind the tables
     headlines: list[Headline]  # each arm at its best LR against the baseline at its best LR
+    ladder: LadderAnalysis | None = None  # when some arm ran at several sizes (analysis.ladder)
 
     def per_arm(self) -> pd.DataFrame:
         """`PER_ARM_COLUMNS`, one row per arm: its LR sensitivity and stability side by side."""
@@ -77,8 +82,19 @@ def analyse(sweep: Sweep, metric: str = METRIC, baseline: str | None = None, min
     comparison_sql = sweep.sql(f"SELECT arm, lr, seed, status, {quote_ident(metric)} FROM sweep_runs ORDER BY arm, lr, seed")
     return Analysis(
         sweep, metric, cells.baseline, min_effect, comparison, sensitivity, stable, compare_across(sweep, metric),
-        [comparison_sql, *sensitivity_sql, stability_sql], headlines(cells, best_lr, min_effect),
+        [comparison_sql, *sensitivity_sql, stability_sql], headlines(cells, best_lr, min_effect), ladder_of(sweep, metric, cells.baseline),
     )
+
+
+def ladder_of(sweep: Sweep, metric: str, baseline: str) -> LadderAnalysis | None:
+    """The sweep's ladder analysis when it is a ladder (the fitting code is imported only then)."""
+    from analysis.ladder.points import is_ladder
+
+    if not is_ladder(sweep):
+        return None
+    from analysis.ladder.analyse import analyse_ladder
+
+    return analyse_ladder(sweep, metric, baseline)
 
 
 def per_arm_table(sensitivity: pd.DataFrame, stable: pd.DataFrame) -> pd.DataFrame:

@@ -1,5 +1,7 @@
 """`harness compare`: each arm of a sweep against the baseline, with seed CIs, paired tests and verdicts;
-with `--across FIELD`, each variant at each value of FIELD and the reversals that are resolved.
+with `--across FIELD`, each variant at each value of FIELD and the reversals that are resolved; with `--ladder`, a
+ladder's fitted curves, extrapolations and decision consistency (cli/compare_ladder.py, which alone imports the
+fitting code).
 
 numpy and scipy are imported inside the handler so `harness --help` stays instant; pandas not at all (but
 with --across, whose variants and LR curves are pandas frames). The store is read in a forked child while
@@ -15,6 +17,7 @@ import json
 import math
 import sys
 
+from cli.compare_ladder import add_ladder_options, check_ladder_options
 from cli.output import print_result
 from cli.sweep_options import add_sweep_options
 
@@ -35,6 +38,7 @@ def register(subparsers) -> None:
     parser.add_argument("--across", metavar="FIELD",
                         help="instead, per value of FIELD (e.g. d_model): each variant at its best LR, its rank, and a "
                         "reversal column naming the orders resolved in opposite directions at two values")
+    add_ladder_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -43,12 +47,19 @@ def _blank(value):
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
+class _Rounded(float):
+    """A float shown to 4 significant digits; large ones (a ladder's FLOPs) in exponent form, 3.091e+15."""
+
+    def __str__(self) -> str:
+        return f"{self:.4g}" if abs(self) >= 1e6 else float.__repr__(self)
+
+
 def _table(rows: list[dict], columns: list[str]) -> str:
     from cli.table import render_table
 
     def cell(value):
         value = _blank(value)
-        return "" if value is None else float(f"{value:.4g}") if isinstance(value, float) else value  # 4 significant digits
+        return "" if value is None else _Rounded(f"{value:.4g}") if isinstance(value, float) else value  # 4 significant digits
 
     return render_table(columns, [[cell(row[c]) for c in columns] for row in rows])
 
@@ -130,10 +141,18 @@ def comparison(args: argparse.Namespace) -> tuple[list[dict], list[str], str | N
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the comparison (or, with --across, the comparison per scale); a running sweep's table is
-    labelled partial on stderr."""
-    rows, columns, partial = across(args) if args.across is not None else comparison(args)
+    """Print the comparison (or, with --across, the comparison per scale; with --ladder, the ladder's fits); a
+    running sweep's table is labelled partial on stderr."""
+    check_ladder_options(args)
+    if args.ladder:
+        from cli.compare_ladder import ladder_analysis, ladder_output
+
+        result, partial = ladder_analysis(args)
+        text = ladder_output(result, args.format)
+    else:
+        rows, columns, partial = across(args) if args.across is not None else comparison(args)
+        text = format_rows(rows, columns, args.format)
     if partial:
         print(f"harness compare: sweep {args.sweep!r} is still running: {partial}", file=sys.stderr)
-    print_result(format_rows(rows, columns, args.format))
+    print_result(text)
     return 0

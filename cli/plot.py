@@ -18,16 +18,29 @@ EMA = 0.6  # = analysis.explore.payload.DEFAULT_EMA: light smoothing by default,
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "plot", help="draw one figure of a sweep (curves, lr, attention, logits, spikes, cost, compute)",
+        "plot", help="draw one figure of a sweep (curves, lr, attention, logits, spikes, cost, compute, ladder)",
         description="Write one of the report's figures to a file; the format follows --out's suffix.",
     )
-    parser.add_argument("figure", metavar="FIGURE", help="curves, lr, attention, logits, spikes, cost or compute")
+    parser.add_argument("figure", metavar="FIGURE", help="curves, lr, attention, logits, spikes, cost, compute or ladder")
     add_sweep_options(parser, min_effect=False)
     parser.add_argument("--out", required=True, metavar="FILE", help="output file: .png, .svg or .pdf")
     parser.add_argument("--ema", type=float, default=EMA, metavar="W",
                         help=f"smooth each run's training loss (curves): weight of the past, 0 <= W < 1 (default: {EMA}; 0: none)")
     parser.add_argument("--log", action="store_true", help="log axes for the loss curves")
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--target-flops", type=float, metavar="X", help="ladder: mark and extrapolate to X training FLOPs (default: 100× the largest rung)")
+    target.add_argument("--target-params", type=float, metavar="N", help="ladder: draw loss against parameters, extrapolated to N")
     parser.set_defaults(handler=run)
+
+
+def _check_target(args: argparse.Namespace) -> None:
+    """A target belongs to the ladder figure, and is a positive number."""
+    for name in ("target_flops", "target_params"):
+        value, option = getattr(args, name), f"--{name.replace('_', '-')}"
+        if value is not None and args.figure != "ladder":
+            raise ConfigError(f"{option} applies to the ladder figure only, not {args.figure!r}.")
+        if value is not None and not value > 0:
+            raise ConfigError(f"{option} {value:g} is invalid: it must be a positive number.")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,10 +56,12 @@ def run(args: argparse.Namespace) -> int:
     check_out_path("--out", out)
     if not 0 <= args.ema < 1:
         raise ConfigError(f"--ema {args.ema!r} is invalid: the weight of the past must be at least 0 (none) and below 1.")
+    _check_target(args)
     from analysis.frames import load_sweep
     from analysis.plots import make_context
 
-    context = make_context(load_sweep(args.results, args.sweep), args.metric, args.baseline, ema=args.ema, log=args.log)
+    context = make_context(load_sweep(args.results, args.sweep), args.metric, args.baseline, ema=args.ema, log=args.log,
+                           target_flops=args.target_flops, target_params=args.target_params)
     plot = FIGURES[args.figure](context)
     out.parent.mkdir(parents=True, exist_ok=True)
     plot.save(out)

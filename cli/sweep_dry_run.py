@@ -38,6 +38,28 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
 
 
+def _spread(values: list[float], fmt: str) -> str:
+    """One value, or the range of a rung's cells (arms with their own budgets differ)."""
+    low, high = min(values), max(values)
+    return format(low, fmt) if low == high else f"{low:{fmt}}–{high:{fmt}}"
+
+
+def print_ladder(plan) -> None:
+    """A ladder's rungs: their values, the base model's parameters, tokens and FLOPs per cell, cells, and the
+    compute of each rung and of the whole ladder (all seeds and LRs)."""
+    axes = list(plan.ablation.ladder.axes)
+    rows, spent = [], []
+    for rung in plan.rungs:
+        cells = [cell for cell in plan.cells if plan.arm_rungs[cell.arm] == rung.index]
+        tokens = [cell.train.steps * cell.train.tokens_per_step for cell in cells]
+        flops = [t * cell.flops_per_token for t, cell in zip(tokens, cells)]
+        spent.append(sum(flops))
+        rows.append([rung.index, *rung.values.values(), rung.params, _spread(tokens, ".3g"), _spread(flops, ".3g"),
+                     len(cells), f"{sum(flops):.3g}"])
+    print("\n" + render_table(["rung", *axes, "params", "tokens/cell", "FLOPs/cell", "cells", "FLOPs"], rows))
+    print(f"ladder: {len(plan.rungs)} rungs, {sum(spent):.3g} training FLOPs in all ({spent[-1] / sum(spent):.0%} of it in the largest rung).")
+
+
 def print_dry_run(plan, results_dir: Path, workers: int) -> None:
     """Print the cells and the estimate; nothing is written."""
     import db
@@ -56,6 +78,8 @@ def print_dry_run(plan, results_dir: Path, workers: int) -> None:
         rows.append([cell.index, cell.arm, f"{cell.lr:g}", cell.seed, cell.run_id, cell.params,
                      f"{cell.flops_per_token:.3g}", cell.train.steps, residual, finished or "no"])
     print(render_table(["cell", "arm", "lr", "seed", "key", "params", "flops/token", "steps", "matched residual", "done"], rows))
+    if plan.rungs:
+        print_ladder(plan)
     if plan.studies:
         space = ", ".join(plan.ablation.tune)
         confirm = f", then its chosen configuration on {plan.ablation.confirm_seeds} fresh seeds" if plan.ablation.confirm_seeds else ""

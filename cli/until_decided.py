@@ -61,6 +61,9 @@ def _check_plan(plan, max_seeds: int, seeds: int) -> None:
     if plan.studies:
         raise ConfigError(f"ablation {plan.name!r} is a search (tune=): --until-decided adds seeds to a grid's cells, "
                           "and a search has none.")
+    if plan.ablation.ladder is not None:
+        raise ConfigError(f"ablation {plan.name!r} is a scale ladder: --until-decided adds seeds to a grid's comparisons "
+                          "at one scale; give the ladder's rungs their seeds (ladder(seeds=...)) instead.")
     if len(plan.arms) < 2:
         raise ConfigError(f"ablation {plan.name!r} has one arm: there is no comparison with a baseline to decide, "
                           "so no seeds to add.")

@@ -11,9 +11,10 @@ from experiments.plan.cell import Cell
 from experiments.plan.expand import Plan, SweepError, expand
 from experiments.declare.grid import Grid, grid, zip_
 from experiments.backends.layout import Layout
+from experiments.declare.ladder import Ladder, ladder
 from experiments.backends.slurm.launcher import SlurmLauncher
 from experiments.backends.slurm.resources import SlurmResources
 from experiments.declare.space import Choice, IntUniform, LogUniform, Uniform
 
-__all__ = ["Ablation", "Cell", "Choice", "Grid", "IntUniform", "Layout", "LogUniform", "Plan", "SlurmLauncher", "SlurmResources",
-           "SweepError", "Uniform", "expand", "grid", "zip_"]
+__all__ = ["Ablation", "Cell", "Choice", "Grid", "IntUniform", "Ladder", "Layout", "LogUniform", "Plan", "SlurmLauncher",
+           "SlurmResources", "SweepError", "Uniform", "expand", "grid", "ladder", "zip_"]

@@ -1,8 +1,9 @@
-"""The report's figures: name → function(Context) -> Plot. `harness plot NAME SWEEP` draws one of them."""
+"""The report's figures: name → function(Context) -> Plot. `harness plot NAME SWEEP` draws one of them (`ladder` only
+for a ladder sweep, whose report shows it in its own section)."""
 
 from __future__ import annotations
 
-from analysis.plots import attention, compute, cost, curves, logits, lr, spikes
+from analysis.plots import attention, compute, cost, curves, ladder, logits, lr, spikes
 from analysis.plots.base import Context, Plot, make_context
 
 FIGURES = {
@@ -13,6 +14,7 @@ FIGURES = {
     "spikes": spikes.figure,
     "cost": cost.figure,
     "compute": compute.figure,
+    "ladder": ladder.figure,
 }
 
 __all__ = ["FIGURES", "Context", "Plot", "make_context"]

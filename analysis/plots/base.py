@@ -39,6 +39,8 @@ class Context:
     best_lr: dict[str, float]  # arm → its best LR (curves are drawn there)
     ema: float | None = None  # smoothing of training curves: weight of the past, 0 <= ema < 1 (0 or None: none)
     log: bool = False  # log axes for loss curves
+    target_flops: float | None = None  # the ladder figure's target (None: its default)
+    target_params: float | None = None  # or, instead, a target size (the ladder figure is then against parameters)
     colors: dict[str, tuple] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -81,7 +83,7 @@ class Plot:
 
 def make_context(sweep: Sweep, metric: str, baseline: str | None = None, **options) -> Context:
     """The context for `sweep`'s figures, each arm drawn at its best LR; AnalysisError for an unknown metric or
-    baseline, or a sweep with no finished run. `options`: ema, log."""
+    baseline, or a sweep with no finished run. `options`: ema, log, target_flops, target_params."""
     from analysis.compare import check_finished, check_metric, resolve_baseline
     from analysis.sensitivity import lr_sensitivity
 

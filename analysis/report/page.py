@@ -1,7 +1,7 @@
 """The report page: one self-contained HTML file (styles, scripts and figures inline; no network).
 
 It leads with the answer (`analysis.report.answer`), then the per-(arm, LR) table, the comparison across
-scales, the figures and how the numbers were computed. While the sweep runs the page reloads itself every
+scales, a ladder's "Will it hold at scale?" (`analysis.report.ladder`), the figures and how the numbers were computed. While the sweep runs the page reloads itself every
 `REFRESH_SECONDS` (a pause button, and exploring a figure, stop that); a finished sweep's page, and an
 interrupted one's (nothing rewrites it until the sweep is resumed), do not reload.
 """
@@ -15,6 +15,7 @@ from importlib import resources
 from analysis.comparison import OBSERVED
 from analysis.report.answer import answer
 from analysis.report.html import sql_block, table
+from analysis.report.ladder import section as ladder_section
 from analysis.source import INTERRUPTED_STATE, RUNNING_STATE, SweepInfo
 from analysis.stats import ALPHA
 
@@ -110,6 +111,7 @@ def render(info: SweepInfo, analysis=None, figures: list[str] = (), scripts: lis
     if analysis is None:
         parts.append("<p>No cell has finished yet: results appear here as cells finish.</p>")
     else:
-        parts += [answer(analysis), _details(analysis), _scale(analysis), "<h2>Figures</h2>", *figures, _method(analysis)]
+        parts += [answer(analysis), _details(analysis), _scale(analysis), ladder_section(analysis), "<h2>Figures</h2>", *figures,
+                  _method(analysis)]
     parts += [f"<script>{static('report.js')}</script>", *scripts, "</body></html>"]
     return "".join(parts)

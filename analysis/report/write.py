@@ -83,6 +83,10 @@ def render_report(
     check_finished(data)
     analysis = analyse(data, metric, baseline, min_effect)
     figures, payload = explore(make_context(data, metric, analysis.baseline))
+    if analysis.ladder is not None:
+        from analysis.explore.ladder import ladder_figure
+
+        payload["fixed"]["ladder"] = ladder_figure(analysis.ladder, metric)
     return Rendered(info, analysis, section(figures), list(scripts(payload)))
 
 

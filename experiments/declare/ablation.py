@@ -9,6 +9,7 @@ from typing import Any, Callable, Mapping, Sequence
 from harness.config.base import ConfigError
 from harness.config.model import ModelConfig
 from experiments.declare.grid import Grid, grid as make_grid
+from experiments.declare.ladder import Ladder
 
 MATCHES = ("params", "flops")
 SAMPLERS = ("tpe", "random")
@@ -34,7 +35,9 @@ class Ablation:
     (`sampler` 'tpe' or 'random', `pruner` 'median' or 'none'), one study per arm, or per arm and seed with
     `tune_per_seed=True`; `confirm_seeds` N reruns each finished study's chosen configuration on N fresh seeds,
     and the comparison tests those runs instead of the trials the choice was made on. `arms`: {arm name: display
-    label} for tables and legends (over any label the grid gave; names, the arms' identity, never change)."""
+    label} for tables and legends (over any label the grid gave; names, the arms' identity, never change).
+    `ladder`: `ladder(...)` runs every arm at each rung of growing size, each rung with its own budget (which
+    replaces `budget`), seeds and LRs (docs/sweeps.md#a-scale-ladder)."""
 
     name: str
     question: str
@@ -56,6 +59,7 @@ class Ablation:
     tune_per_seed: bool = False
     confirm_seeds: int = 0
     arms: Mapping[str, str] | None = None
+    ladder: Ladder | None = None
 
     def __post_init__(self) -> None:
         from db.sweeps import SWEEP_NAME_PATTERN
@@ -97,6 +101,7 @@ class Ablation:
         self._check_search()
         self._check_confirm()
         self._check_arms()
+        self._check_ladder()
         if self.exclude is not None and not callable(self.exclude):
             if not isinstance(self.exclude, (list, tuple)) or not all(isinstance(e, Mapping) for e in self.exclude):
                 _fail(self.name, "exclude must be a predicate (point → bool) or a list of partial dicts")
@@ -136,6 +141,23 @@ class Ablation:
                 isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in self.arms.items()):
             _fail(self.name, f"arms={self.arms!r} must map arm names to non-empty display labels, e.g. "
                              "{'base': 'SwiGLU', 'mlp=gelu': 'GELU'}")
+
+    def _check_ladder(self) -> None:
+        if self.ladder is None:
+            return
+        if not isinstance(self.ladder, Ladder):
+            _fail(self.name, f"ladder={self.ladder!r} must be ladder(...), e.g. ladder(d_model=[64, 128], tokens_per_param=20)")
+        both = [axis for axis in self.ladder.axes if axis in self.grid.axes]
+        if both:
+            _fail(self.name, f"{', '.join(both)} is both a ladder axis and a grid axis; the ladder sets it per rung, give it once")
+        conflicts = [("budget", self.budget is not None, "the ladder's budget rule sets each rung's budget"),
+                     ("lrs", self.lrs is not None and self.ladder.lrs is not None, "LRs are given both here and in ladder(lrs=)"),
+                     ("tune", self.tune is not None, "a ladder fits each arm's best LR per rung from an LR grid, not a search"),
+                     ("solve", self.match is not None and self.solve in self.ladder.axes,
+                      f"match= would re-solve {self.solve}, a ladder axis, and undo the rungs")]
+        for name, clash, why in conflicts:
+            if clash:
+                _fail(self.name, f"{name}= with ladder=: {why}")
 
     def excludes(self, point: Mapping[str, Any]) -> bool:
         """Whether the grid point (its switch values plus `lr`) is left out of the sweep."""

@@ -1,7 +1,8 @@
 """`expand(ablation)`: every cell of a sweep, resolved and validated before anything runs, in small pure
-stages: the base configs → the grid's points (minus exclusions) → one resolved `Arm` per point (matched and
-budgeted) → its LR × seed cells → validation. All invalid cells are reported together in one `SweepError`,
-each with its reason."""
+stages: the base configs → the rungs (`experiments.plan.rungs`: the base alone, or each rung of a ladder) →
+per rung the grid's points (minus exclusions) → one resolved `Arm` per point (matched and budgeted) → its
+LR × seed cells → validation. All invalid cells are reported together in one `SweepError`, each with its
+reason."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from harness.config.train import TrainConfig
 from experiments.declare.ablation import Ablation
 from experiments.plan.cell import Cell
 from experiments.plan.naming import BASE_ARM, arm_label, arm_name
+from experiments.plan.rungs import Rung, rungs as resolve_rungs
 from experiments.search.study import Study
 
 MATCH_TOLERANCE = 0.01  # a matched arm more than 1% off the base's count is not a fair comparison
@@ -41,6 +43,8 @@ class Plan:
     baseline: str
     axes: tuple[str, ...]
     studies: tuple[Study, ...] = ()
+    rungs: tuple[Rung, ...] = ()  # a ladder's rungs, smallest first (empty without a ladder)
+    arm_rungs: Mapping[str, int] | None = None  # a ladder's arm → the index of its rung
 
     @property
     def name(self) -> str:
@@ -61,7 +65,8 @@ class Plan:
 
 @dataclass(frozen=True)
 class Arm:
-    """One grid point resolved: its configs matched to the base and budgeted (LR and seed still the base's)."""
+    """One grid point at one rung, resolved: its configs matched to the rung's base and budgeted (LR and seed
+    still the base's). `point` holds the rung's values too; `grid_name` is the grid point's own name."""
 
     name: str
     point: dict[str, Any]
@@ -69,6 +74,8 @@ class Arm:
     residual: int | None
     params: int
     flops_per_token: int
+    grid_name: str
+    rung: Rung
 
 
 class Problems:
@@ -117,7 +124,7 @@ def check_axes(ablation: Ablation) -> None:
     for axis in ablation.grid.axes:
         with _about(ablation):
             route({axis: None}, "the grid")
-        if axis in RESERVED_AXES or (axis == "lr" and ablation.lrs is not None):
+        if axis in RESERVED_AXES or (axis == "lr" and (ablation.lrs is not None or (ablation.ladder and ablation.ladder.lrs))):
             reason = RESERVED_AXES.get(axis, "lrs= already sweeps the LR; give it once")
             raise SweepError(f"ablation {ablation.name!r}: {axis!r} cannot be a grid axis: {reason}.")
 
@@ -143,27 +150,27 @@ def _matched(ablation: Ablation, model: ModelConfig, base: ModelConfig, seq_len:
     return matched, residual
 
 
-def _steps(ablation: Ablation, model: ModelConfig, train: TrainConfig, steps: int | None) -> int:
+def _steps(budget: Mapping[str, float] | None, model: ModelConfig, train: TrainConfig, steps: int | None) -> int:
     """Steps of a cell: --steps, else the budget (tokens or FLOPs give each arm its own count), else train.steps."""
-    if steps is not None or ablation.budget is None:
+    if steps is not None or budget is None:
         return steps or train.steps
-    (kind, amount), = ablation.budget.items()
+    (kind, amount), = budget.items()
     if kind == "steps":
         return int(amount)
     tokens = amount if kind == "tokens" else amount / calc.flops_per_token(model, train.seq_len)
     result = math.floor(tokens / train.tokens_per_step)
     if result < 1:
-        raise ConfigError(f"budget={dict(ablation.budget)!r} is less than one step ({train.tokens_per_step:,} tokens) for this arm")
+        raise ConfigError(f"budget={dict(budget)!r} is less than one step ({train.tokens_per_step:,} tokens) for this arm")
     return result
 
 
-def resolve_arm(ablation: Ablation, name: str, point: Mapping[str, Any], base: RunConfigs, steps: int | None) -> Arm:
-    """The grid point applied to the base, matched and budgeted (an LR changes none of this)."""
-    configs = base.apply(point, "the grid")
-    model, residual = _matched(ablation, configs.model, base.model, configs.train.seq_len)
-    train = configs.train.replace(steps=_steps(ablation, model, configs.train, steps))
-    return Arm(name, dict(point), RunConfigs(model, train, configs.data), residual, calc.params(model),
-               calc.flops_per_token(model, train.seq_len))
+def resolve_arm(ablation: Ablation, name: str, point: Mapping[str, Any], rung: Rung, steps: int | None) -> Arm:
+    """The grid point applied to the rung's base, matched to it and budgeted (an LR changes none of this)."""
+    configs = rung.configs.apply(point, "the grid")
+    model, residual = _matched(ablation, configs.model, rung.configs.model, configs.train.seq_len)
+    train = configs.train.replace(steps=_steps(rung.budget, model, configs.train, steps))
+    return Arm(rung.arm(name), {**point, **rung.values}, RunConfigs(model, train, configs.data), residual, calc.params(model),
+               calc.flops_per_token(model, train.seq_len), name, rung)
 
 
 def arm_cells(arm: Arm, lr: float | None, n_seeds: int, first_seed: int, first_index: int) -> list[Cell]:
@@ -190,78 +197,101 @@ def _unique(cells: list[Cell], where: str, seen: dict[str, str], problems: Probl
     return kept
 
 
-def _baseline(ablation: Ablation, arms: dict[str, dict[str, Any]]) -> str:
+def _baseline(ablation: Ablation, arms: Mapping[str, Arm], base_values: Mapping[str, Any]) -> str:
+    """The arm the analysis compares against (with a ladder: that grid arm at the largest rung)."""
+    top = max(arm.rung.index for arm in arms.values())
+    arms = {name: arm for name, arm in arms.items() if arm.rung.index == top}
     if ablation.baseline is None:
-        return BASE_ARM if BASE_ARM in arms else next(iter(arms))
+        return next((name for name, arm in arms.items() if arm.grid_name == BASE_ARM), next(iter(arms)))
     unknown = [name for name in ablation.baseline if name not in field_owners()]
     if unknown:
         hint = closest(unknown[0], field_owners())
         raise SweepError(f"ablation {ablation.name!r}: baseline names no field {unknown[0]!r}" +
                          (f"; did you mean {hint!r}?" if hint else ""))
-    found = [arm for arm, values in arms.items() if all(values.get(k) == v for k, v in ablation.baseline.items())]
+    found = [name for name, arm in arms.items()
+             if all({**base_values, **arm.point}.get(k) == v for k, v in ablation.baseline.items())]
     if len(found) != 1:
         which = "no arm" if not found else f"{len(found)} arms ({', '.join(found)})"
         raise SweepError(f"ablation {ablation.name!r}: baseline={dict(ablation.baseline)!r} matches {which}; arms: {', '.join(arms)}.")
     return found[0]
 
 
-def arm_labels(ablation: Ablation, base_values: Mapping[str, Any], arms: Mapping[str, Any]) -> dict[str, str]:
-    """arm name → display label: from the labels the grid gave its values, then `Ablation(arms=...)` over them;
-    SweepError for an `arms=` key that names no arm."""
+def arm_labels(ablation: Ablation, base_values: Mapping[str, Any], arms: Mapping[str, Arm]) -> dict[str, str]:
+    """arm name → display label: from the labels the grid gave its values, then `Ablation(arms=...)` over them
+    (keyed by grid arm; a ladder's arm adds its rung); SweepError for an `arms=` key that names no arm."""
+    grid_arms = list(dict.fromkeys(arm.grid_name for arm in arms.values()))  # in arm order, for the messages
     labels = {}
     for point, given in ablation.grid.labelled():
         label = arm_label(point, given, base_values)
         if label is not None:
             labels.setdefault(arm_name(point, base_values), label)
     for name in ablation.arms or {}:
-        if name not in arms:
-            hint = closest(name, list(arms))
+        if name not in grid_arms:
+            hint = closest(name, grid_arms)
             raise SweepError(f"ablation {ablation.name!r}: arms= names no arm {name!r}" +
-                             (f"; did you mean {hint!r}?" if hint else f"; arms: {', '.join(arms)}."))
-    return {**{name: label for name, label in labels.items() if name in arms}, **(ablation.arms or {})}
+                             (f"; did you mean {hint!r}?" if hint else f"; arms: {', '.join(grid_arms)}."))
+    labels = {**{name: label for name, label in labels.items() if name in grid_arms}, **(ablation.arms or {})}
+    return {name: arm.rung.arm(labels[arm.grid_name]) for name, arm in arms.items() if arm.grid_name in labels}
 
 
-def kept_points(ablation: Ablation) -> list[tuple[dict[str, Any], float | None]]:
-    """Every (grid point, LR) the sweep runs: the grid × lrs= (None: the base's LR), minus exclude=."""
-    pairs = [(dict(point), lr) for point in ablation.grid for lr in (ablation.lrs or (None,))]
-    return [(point, lr) for point, lr in pairs if not ablation.excludes({**point, **({} if lr is None else {"lr": lr})})]
+def kept_points(ablation: Ablation, rung: Rung) -> list[tuple[dict[str, Any], float | None]]:
+    """Every (grid point, LR) the sweep runs at `rung`: the grid × the rung's LRs (None: the base's LR), minus
+    exclude= (which sees the rung's values too)."""
+    pairs = [(dict(point), lr) for point in ablation.grid for lr in (rung.lrs or (None,))]
+    return [(point, lr) for point, lr in pairs
+            if not ablation.excludes({**point, **rung.values, **({} if lr is None else {"lr": lr})})]
+
+
+def resolve_cells(ablation: Ablation, rungs: tuple[Rung, ...], base_values: Mapping[str, Any],
+                  steps: int | None) -> tuple[list[Cell], dict[str, Arm]]:
+    """Every rung's arms and their LR × seed cells; SweepError listing every invalid cell at once."""
+    problems, cells, seen = Problems(ablation), [], {}
+    arms: dict[str, Arm] = {}  # an arm is resolved and counted once, then shared by its LRs and seeds
+    n_cells = 0
+    for rung in rungs:
+        points = kept_points(ablation, rung)
+        n_cells += len(points) * rung.seeds
+        for point, lr in points:
+            name = arm_name(point, base_values)
+            where = rung.arm(name) if lr is None else f"{rung.arm(name)} lr={lr:g}"
+            try:
+                arm = arms.get(rung.arm(name)) or resolve_arm(ablation, name, point, rung, steps)
+                new = arm_cells(arm, lr, rung.seeds, rung.configs.train.seed, len(cells))
+            except ConfigError as err:
+                problems.add(str(err), where)
+                continue
+            arms[arm.name] = arm
+            cells.extend(_unique(new, where, seen, problems))
+    problems.raise_if_any(n_cells)
+    if not cells:
+        raise SweepError(f"ablation {ablation.name!r}: exclude= leaves no cell to run.")
+    return cells, arms
 
 
 def expand(
     ablation: Ablation, *, preset: str | None = None, steps: int | None = None, seeds: int | None = None,
     overrides: Mapping[str, Any] | None = None,
 ) -> Plan:
-    """The sweep's cells: each grid point (an arm) × each LR × each seed, with matched sizes and budgets.
+    """The sweep's cells: each rung (the base alone without a ladder) × each grid point (an arm) × each LR ×
+    each seed, with matched sizes and budgets.
 
     `preset` replaces the base, `overrides` (field → value) apply to the base configs, `steps` and `seeds`
-    replace the ablation's budget and seed count. Raises SweepError listing every problem at once."""
+    replace the ablation's budget and seed count (every rung's). Raises SweepError listing every problem at once."""
     base = base_configs(ablation, preset, overrides or {})
     check_axes(ablation)
     base_values = {**base.model.to_dict(), **base.train.to_dict(), **base.data.to_dict()}
-    n_seeds, problems = seeds or ablation.seeds, Problems(ablation)
-    cells: list[Cell] = []
-    arms: dict[str, Arm] = {}  # an arm is resolved and counted once, then shared by its LRs and seeds
-    seen: dict[str, str] = {}
-    points = kept_points(ablation)
-    for point, lr in points:
-        name = arm_name(point, base_values)
-        where = name if lr is None else f"{name} lr={lr:g}"
-        try:
-            arm = arms.get(name) or resolve_arm(ablation, name, point, base, steps)
-            new = arm_cells(arm, lr, n_seeds, base.train.seed, len(cells))
-        except ConfigError as err:
-            problems.add(str(err), where)
-            continue
-        arms[name] = arm
-        cells.extend(_unique(new, where, seen, problems))
-    problems.raise_if_any(len(points) * n_seeds)
-    if not cells:
-        raise SweepError(f"ablation {ablation.name!r}: exclude= leaves no cell to run.")
+    try:
+        rungs = resolve_rungs(ablation, base, seeds)
+    except ConfigError as err:
+        raise SweepError(str(err)) from None
+    cells, arms = resolve_cells(ablation, rungs, base_values, steps)
     labels = arm_labels(ablation, base_values, arms)
     cells = [replace(cell, arm_label=labels.get(cell.arm)) for cell in cells]
     studies = _studies(ablation, cells) if ablation.tune else ()
-    arm_values = {name: {**base_values, **arm.point} for name, arm in arms.items()}
-    return Plan(ablation, tuple(cells), tuple(arms), _baseline(ablation, arm_values), ablation.grid.axes, studies)
+    ladder = ablation.ladder is not None
+    axes = ablation.grid.axes + (tuple(ablation.ladder.axes) if ladder else ())
+    return Plan(ablation, tuple(cells), tuple(arms), _baseline(ablation, arms, base_values), axes, studies,
+                rungs if ladder else (), {name: arm.rung.index for name, arm in arms.items()} if ladder else None)
 
 
 def _studies(ablation: Ablation, cells: list[Cell]) -> tuple[Study, ...]:

@@ -17,3 +17,17 @@ def planted_store(tmp_path_factory):
     finals = synthetic.write_planted(results, "planted", synthetic.PLANTED, lrs=(1e-3,), diverged=synthetic.DIVERGED,
                                      spikes=(20,), logit_growth=4.0)
     return results, finals
+
+
+@pytest.fixture(scope="session")
+def ladder_store(tmp_path_factory):
+    """(results dir, planted losses [arm, rung, seed]) of sweep 'lad': tests/analysis/ladder_simulation.py's two arms
+    (base; steeper, worse at every rung, crossing base at 1e16 FLOPs) at 4 rungs, 3 seeds and two LRs (the second
+    0.05 worse), written through db.RunWriter; seed 2 of steeper diverges at the first rung."""
+    import ladder_simulation
+    import ladder_synthetic
+
+    results = tmp_path_factory.mktemp("ladder") / "results"
+    planted = ladder_synthetic.write_ladder(results, "lad", ladder_simulation.CURVES, ladder_synthetic.chinchilla_rungs(4), seeds=3,
+                                            noise=0.01, lrs=(1e-3, 3e-3), diverged={("steeper", 0, 2)})
+    return results, planted

@@ -143,3 +143,66 @@ def test_across_bad_input_is_one_line_and_exit_2(widths, capsys, args, message):
     assert main(["compare", "grow", "--results", str(widths), *args]) == 2
     captured = capsys.readouterr()
     assert captured.err.strip() == message and captured.out == ""
+
+
+@pytest.fixture(scope="module")
+def ladder(tmp_path_factory):
+    """Sweep 'lad' written with db.RunWriter: two arms at 4 rungs × 3 seeds from known curves
+    (tests/analysis/ladder_simulation.py)."""
+    import ladder_simulation
+    import ladder_synthetic
+
+    path = tmp_path_factory.mktemp("ladder") / "results"
+    ladder_synthetic.write_ladder(path, "lad", ladder_simulation.CURVES, ladder_synthetic.chinchilla_rungs(4), seeds=3)
+    return path
+
+
+def test_ladder_json_gives_the_target_each_arms_extrapolation_and_each_rungs_consistency(ladder, capsys):
+    assert main(["compare", "lad", "--results", str(ladder), "--ladder", "--target-flops", "1e17", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["target"] == {"axis": "compute", "value": 1e17, "given": True}
+    base, steeper = out["arms"]
+    assert (base["arm"], steeper["arm"], base["rungs"], base["seeds"]) == ("base", "steeper", 4, 12)
+    assert base["gap"] is None and steeper["low"] < steeper["predicted"] < steeper["high"]
+    assert steeper["gap"] == pytest.approx(steeper["predicted"] - base["predicted"])
+    assert [row["rung"] for row in out["consistency"]] == ["d_model=64,n_layers=2", "d_model=128,n_layers=3", "d_model=256,n_layers=4"]
+
+
+def test_ladder_table_and_csv(ladder, capsys):
+    assert main(["compare", "lad", "--results", str(ladder), "--ladder", "--target-params", "1e8", "--baseline", "steeper"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ("Ladder: 2 arms at 4 rungs (d_model=64,n_layers=2 … d_model=512,n_layers=5); baseline steeper; "
+                        "fits of params extrapolated to 1e+08 parameters.")
+    assert lines[1].split()[:7] == ["arm", "rungs", "seeds", "diverged", "best_lrs", "E", "alpha"] and lines[3].startswith("steeper ")
+    assert lines[6].startswith("Decision consistency: of the 1 pair of arms whose order the largest rung resolves")
+    main(["compare", "lad", "--results", str(ladder), "--ladder", "--format", "csv"])
+    arms, consistency = capsys.readouterr().out.strip().split("\n\n")
+    assert [row["arm"] for row in csv.DictReader(io.StringIO(arms))] == ["base", "steeper"]
+    assert len(list(csv.DictReader(io.StringIO(consistency)))) == 3
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--target-flops", "1e17"], "--target-flops needs --ladder (it is where the ladder's fits are extrapolated to)."),
+    (["--ladder", "--target-flops", "-5"], "--target-flops -5 is invalid: it must be a positive number."),
+    (["--ladder", "--across", "d_model"], "--ladder and --across: give one."),
+    (["--ladder", "--target-flops", "1e13"], "--target-flops 1e+13 is not beyond the largest rung (3.07e+14 FLOPs): extrapolation "
+                                             "predicts past the ladder; give a target above 3.07e+14."),
+    (["--ladder", "--baseline", "bse"], "baseline 'bse' is not an arm of ladder 'lad'; did you mean 'base'?"),
+])
+def test_ladder_bad_input_is_one_line_and_exit_2(ladder, capsys, args, message):
+    assert main(["compare", "lad", "--results", str(ladder), *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == f"harness compare: error: {message}" and captured.out == ""
+
+
+def test_ladder_on_a_sweep_that_is_no_ladder_is_one_line(results, capsys):
+    assert main(["compare", "qk", "--results", str(results), "--ladder"]) == 2
+    assert capsys.readouterr().err.strip() == ("harness compare: error: sweep 'qk' is not a ladder: no arm has finished runs at two "
+                                               "sizes (d_model and n_layers); declare one with Ablation(ladder=ladder(...)) (docs/sweeps.md).")
+
+
+def test_plain_compare_still_imports_no_fitting_code(ladder):
+    code = ("import sys; from cli.main import main; main(['compare', 'lad', '--results', sys.argv[1]]); "
+            "print(sorted(m for m in sys.modules if m.startswith('analysis.ladder.') or m == 'pandas'), file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", code, str(ladder)], capture_output=True, text=True, check=True)
+    assert result.stderr.strip().splitlines()[-1] == "[]"

@@ -46,3 +46,24 @@ def test_out_under_a_file_is_one_line_and_exit_2_before_the_store_is_read(tmp_pa
     assert main(["plot", "lr", "no-such-sweep", "--results", str(tmp_path / "none"), "--out", str(out)]) == 2
     assert capsys.readouterr().err.strip() == (f"harness plot: error: --out {str(out)!r} cannot be written: "
                                                f"{str(tmp_path / 'figures')!r} is a file, not a folder.")
+
+
+def test_the_ladder_figure_of_a_ladder_and_its_target(tmp_path, capsys):
+    import ladder_simulation
+    import ladder_synthetic
+
+    ladder_synthetic.write_ladder(tmp_path / "results", "lad", ladder_simulation.CURVES, ladder_synthetic.chinchilla_rungs(3), seeds=2)
+    out = tmp_path / "ladder.svg"
+    assert main(["plot", "ladder", "lad", "--results", str(tmp_path / "results"), "--out", str(out), "--target-flops", "1e16"]) == 0
+    assert out.read_bytes().startswith(b"<?xml") and capsys.readouterr().out.strip() == str(out)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["plot", "lr", "qk", "--out", "x.png", "--target-flops", "1e16"], "--target-flops applies to the ladder figure only, not 'lr'."),
+    (["plot", "ladder", "qk", "--out", "x.png", "--target-params", "0"], "--target-params 0 is invalid: it must be a positive number."),
+    (["plot", "ladder", "qk", "--out", "x.png"], "sweep 'qk' is not a ladder: no arm has finished runs at two sizes (d_model and n_layers); "
+                                                 "declare one with Ablation(ladder=ladder(...)) (docs/sweeps.md)."),
+])
+def test_ladder_bad_input_is_one_line_and_exit_2(results, capsys, args, message):
+    assert main([*args, "--results", str(results)]) == 2
+    assert capsys.readouterr().err.strip() == f"harness plot: error: {message}"

@@ -20,7 +20,7 @@ def _ink(png: bytes) -> float:
     return float((pixels.min(axis=-1) < 0.9).mean())
 
 
-@pytest.mark.parametrize("name", list(FIGURES))
+@pytest.mark.parametrize("name", [name for name in FIGURES if name != "ladder"])  # a ladder's: tests/analysis/ladder/test_figure.py
 def test_every_figure_draws_ink_and_keeps_runnable_sql(context, name):
     plot = FIGURES[name](context)
     assert _ink(plot.png()) > 0.01
