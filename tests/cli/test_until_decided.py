@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))  # the oracle of
 from sequential_oracle import oracle_decision  # noqa: E402
 
 ABLATION = '''
-from experiments import Ablation, grid, Uniform
+from experiments import Ablation, grid, ladder, Uniform
 
 ablation = Ablation(
     "{name}", "Does a warmup longer than the run lose after a few steps?", base="tiny", grid={grid}, seeds=4,
@@ -86,6 +86,7 @@ def test_undecided_pairs_grow_by_the_batch_to_the_cap_and_the_baseline_follows_i
     (["--until-decided"], {"grid": "grid()", "baseline": "None"}, "has one arm: there is no comparison"),
     (["--until-decided"], {"grid": "grid(qk_norm=['none', 'rmsnorm'])", "baseline": "None",
                            "extra": "tune={'weight_decay': Uniform(0.0, 0.1)}, trials=2, tune_per_seed=True,"}, "is a search (tune=)"),
+    (["--until-decided"], {"extra": "ladder=ladder(d_model=[32, 64], n_heads=[2, 4], tokens=4096),"}, "is a scale ladder"),
 ])
 def test_bad_input_is_one_line_and_exit_2_before_anything_is_written(ablation, tmp_path, capsys, extra, kind, message):
     results = tmp_path / "results"
