@@ -45,6 +45,7 @@ def register(subparsers) -> None:
     parser.add_argument("--sweep", metavar="NAME", help="label the run with a sweep name (groups hand-made runs in `runs` and `sweep_cells`)")
     parser.add_argument("--arm", metavar="NAME", help="label the run with an arm name within --sweep")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (e.g. in batch jobs)")
+    add_keep_checkpoints(parser)
     parser.set_defaults(handler=run)
 
 
@@ -72,13 +73,21 @@ def run(args: argparse.Namespace) -> int:
     from harness.train.run import RunSpec, check_run_inputs, train_run  # torch and Lightning from here on
 
     check_run_inputs(prepared, train)
-    spec = RunSpec(model, train, data, results_dir, run_id, resume=args.resume, sweep=args.sweep, arm=args.arm)
+    spec = RunSpec(model, train, data, results_dir, run_id, resume=args.resume, sweep=args.sweep, arm=args.arm,
+                   keep_checkpoints=args.keep_checkpoints)
     print(f"harness run: {run_id} → {results_dir} (setup {time.perf_counter() - started:.1f} s)", file=sys.stderr)
     outcome = train_run(spec, prepared, progress=not args.no_progress)
     if outcome.interrupted is not None:
         return report_interrupted(outcome, run_id)
     print(render_summary(outcome, results_dir))
     return 0
+
+
+def add_keep_checkpoints(parser) -> None:
+    """--keep-checkpoints, shared by `harness run` and `harness sweep`."""
+    parser.add_argument("--keep-checkpoints", choices=("last", "all", "none"), default="last",
+                        help="last: a run keeps its newest checkpoint only (the result's, for `harness sample`; default); "
+                        "all: every periodic one too; none: removed once the run has a result (never while it can resume)")
 
 
 def warn_planned_sweep(results_dir: Path, sweep: str | None) -> None:

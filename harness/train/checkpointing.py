@@ -1,6 +1,7 @@
 """The run's checkpoints: every `checkpoint_every` steps, at a requested stop and at the end of training, each
 written under the fence and named with the claim generation, so writers of two generations never share a
-file; `last.ckpt` is a symlink replaced atomically, and only the newest checkpoint is kept.
+file; `last.ckpt` is a symlink replaced atomically. Only the newest checkpoint is kept (`keep='last'`, the
+default; `'all'` keeps every one; `'none'` removes them once the run has a result, never while it can resume).
 
 In place of Lightning's ModelCheckpoint, whose `last` link is removed and re-created (a reader in between
 finds none) and which has no place for a fence check between writing a file and linking it.
@@ -16,6 +17,8 @@ from lightning.pytorch import Callback
 from harness.train.checkpoints import LAST, checkpoint_dir, run_checkpoint
 from harness.train.fencing import UNFENCED, Fence, FenceLost
 
+KEEP_CHECKPOINTS = ("last", "all", "none")  # the newest only (default); every one; none once the run has a result
+RESULTS = ("completed", "diverged", "pruned")
 CLAIM_KEY = "harness_claim"  # the claim generation a checkpoint was written under (None outside sweeps)
 
 
@@ -32,8 +35,9 @@ class RunCheckpoints(Callback):
     resumed from until it writes its own), which a closing result names in its summary."""
 
     def __init__(self, results_dir: Path, run_id: str, every: int, fence: Fence = UNFENCED,
-                 resumed_from: Path | None = None) -> None:
+                 resumed_from: Path | None = None, keep: str = "last") -> None:
         self.results_dir, self.run_id, self.every, self.fence = Path(results_dir), run_id, every, fence
+        self.keep = keep
         self.ckpt_dir = checkpoint_dir(results_dir, run_id)
         self.latest: str | None = os.path.basename(os.path.realpath(resumed_from)) if resumed_from else None
         self._saved_step: int | None = None
@@ -64,7 +68,7 @@ class RunCheckpoints(Callback):
             self.point_last_at_result()
             raise
         previous, self.latest, self._saved_step = self.latest, name, step
-        if previous is not None and previous != name:
+        if previous is not None and previous != name and self.keep != "all":
             self.fence.check(f"remove {previous}")
             (self.ckpt_dir / previous).unlink(missing_ok=True)
         return name
@@ -74,6 +78,16 @@ class RunCheckpoints(Callback):
         named = run_checkpoint(self.results_dir, self.run_id)
         if named is not None and named.name != LAST:
             point_last_at(self.ckpt_dir, named.name)
+
+    def settle(self, status: str) -> None:
+        """After the run's result closed: point `last.ckpt` at the result's checkpoint (undoing a lost writer's
+        re-pointing in between), or with keep='none' remove every checkpoint of the run (a run with a result is
+        never resumed; an interrupted or failed one keeps its checkpoints whatever `keep` says)."""
+        if self.keep == "none" and status in RESULTS:
+            for path in self.ckpt_dir.glob("*.ckpt"):
+                path.unlink(missing_ok=True)
+            return
+        self.point_last_at_result()
 
     def on_save_checkpoint(self, trainer, pl_module, checkpoint) -> None:
         checkpoint[CLAIM_KEY] = self.fence.generation

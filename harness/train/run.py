@@ -71,6 +71,7 @@ class RunSpec:
     resume: bool = False  # continue from the last checkpoint; with none, start again at step 0 as a new segment
     sweep: str | None = None
     arm: str | None = None
+    keep_checkpoints: str = "last"  # harness.train.checkpointing.KEEP_CHECKPOINTS; no effect on results or keys
 
 
 @dataclass(frozen=True)
@@ -238,7 +239,8 @@ def train_run(
         ckpt_dir.mkdir(parents=True, exist_ok=True)
         data.tokenizer.save(str(ckpt_dir / TOKENIZER))  # `harness sample` decodes with exactly this tokenizer
     with process_flags(train, device), stop_on_signals():
-        checkpoints = RunCheckpoints(spec.results_dir, spec.run_id, train.checkpoint_every, fence, resume_from)
+        checkpoints = RunCheckpoints(spec.results_dir, spec.run_id, train.checkpoint_every, fence, resume_from,
+                                     spec.keep_checkpoints)
         trainer = build_trainer(train, device, callbacks, [results, *extra_loggers], progress, checkpoints, fence,
                                 placement, rank)
         try:
@@ -253,5 +255,5 @@ def train_run(
     summary = next(c for c in callbacks if isinstance(c, RunSummary)).summary
     status = "pruned" if results.pruned_at_step is not None else summary["status"]
     if writer:
-        checkpoints.point_last_at_result()  # after the close: undoes a lost writer's re-pointing in between
+        checkpoints.settle(status)
     return RunOutcome(spec.run_id, status, summary, ckpt_dir)
