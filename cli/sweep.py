@@ -89,7 +89,6 @@ def sweep(args: argparse.Namespace) -> int:
     """Validate everything, then list (--dry-run), report (--status) or run the sweep (in rounds with --until-decided)."""
     if until_decided.requested(args):
         return until_decided.run(args)
-    import db
     from experiments.backends.devices import parse_devices
     from cli.sweep_slurm import slurm_launcher, submit
 
@@ -103,13 +102,45 @@ def sweep(args: argparse.Namespace) -> int:
 
         print_dry_run(plan, results_dir, args.workers or 1)
         return 0
+    if launcher is not None:
+        store_plan(plan, source, results_dir, args.optuna_storage)
+        code = submit(launcher, args, None if args.no_report else report_command(results_dir, plan.name))
+        if args.wait:
+            print(closing_lines(results_dir, plan.name))
+        return code
     from experiments.backends.local import run_local
+
+    workers = local_workers(args, results_dir, plan.name, devices)
+    workers.standby()  # they import torch and Lightning while the plan is stored
+    try:
+        store_plan(plan, source, results_dir, args.optuna_storage)
+        code = run_local(workers, progress=not args.no_progress,
+                         report=None if args.no_report else report_command(results_dir, plan.name))
+    finally:
+        workers.cancel()  # those still on standby: the launch ended before it needed them
+    print(closing_lines(results_dir, plan.name))
+    return code
+
+
+def local_workers(args, results_dir: Path, sweep: str, devices: list[str]):
+    """The sweep's local worker processes (not started yet), one per slot of `devices`."""
+    from experiments.backends.devices import worker_slots
+    from experiments.backends.local_workers import LocalWorkers
+
+    return LocalWorkers(results_dir, sweep, worker_slots(devices, args.workers, args.per_device), retries=args.retries,
+                        stale_after=args.stale_after, heartbeat_every=args.heartbeat_every,
+                        optuna_storage=args.optuna_storage)
+
+
+def store_plan(plan, source: str, results_dir: Path, optuna_storage: str | None) -> None:
+    """Write the plan (and a search's Optuna storage) and say what the launch will run."""
+    import db
 
     db.write_sweep(results_dir, plan.name, plan.meta(source), [c.plan_row() for c in plan.plan_cells])
     if plan.studies:
         from experiments.search.runner import create_storage, default_storage
 
-        create_storage(args.optuna_storage or default_storage(results_dir))
+        create_storage(optuna_storage or default_storage(results_dir))
         confirm = f" + {plan.ablation.confirm_seeds} confirmation seeds" if plan.ablation.confirm_seeds else ""
         print(f"harness sweep: {plan.name}: {len(plan.studies)} searches of {plan.ablation.trials} trials{confirm} "
               f"({plan.ablation.sampler}, pruner {plan.ablation.pruner}) → {results_dir}", file=sys.stderr)
@@ -117,18 +148,6 @@ def sweep(args: argparse.Namespace) -> int:
         finished = sum(1 for c in plan.cells if db.run_state(results_dir, c.run_id).result)
         print(f"harness sweep: {plan.name}: {len(plan.cells)} cells ({finished} already finished) × "
               f"{len(plan.arms)} arms → {results_dir}", file=sys.stderr)
-    if launcher is not None:
-        code = submit(launcher, args, None if args.no_report else report_command(results_dir, plan.name))
-        if args.wait:
-            print(closing_lines(results_dir, plan.name))
-        return code
-    code = run_local(results_dir, plan.name, devices=devices, workers=args.workers, per_device=args.per_device,
-                     retries=args.retries, stale_after=args.stale_after, heartbeat_every=args.heartbeat_every,
-                     progress=not args.no_progress,
-                     report=None if args.no_report else report_command(results_dir, plan.name),
-                     optuna_storage=args.optuna_storage)
-    print(closing_lines(results_dir, plan.name))
-    return code
 
 
 def report_command(results_dir: Path, sweep: str) -> list[str] | None:

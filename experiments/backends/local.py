@@ -1,23 +1,20 @@
-"""The local backend: N long-lived worker processes on this machine run the claim loop over a stored
-plan while this process shows live progress, has the report rewritten after each finished cell (by a
-low-priority report process, experiments.workers.live_report), and turns Ctrl-C / SIGTERM into a clean stop of every
-worker (each checkpoints its cell)."""
+"""The local backend: N long-lived worker processes on this machine (started on standby while the plan is
+written: experiments.backends.local_workers) run the claim loop over a stored plan while this process shows
+live progress, has the report rewritten after each finished cell (by a low-priority report process,
+experiments.workers.live_report), and turns Ctrl-C / SIGTERM into a clean stop of every worker (each
+checkpoints its cell)."""
 
 from __future__ import annotations
 
-import os
 import shlex
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import db
-from db.compact import compact
-from experiments.backends.devices import worker_env, worker_slots
+from experiments.backends.local_workers import LocalWorkers
 from experiments.workers.live_report import LiveReport
-from experiments.workers.claims import HEARTBEAT_EVERY
 from experiments.workers.progress import EXIT_CELLS_LEFT, ProgressReader, exit_code, left_lines, render
 
 REFRESH_EVERY = 0.5
@@ -48,30 +45,16 @@ class LiveDisplay:
 class LocalSweep:
     """Start the workers, watch them and the store, stop them cleanly on a signal."""
 
-    def __init__(self, results_dir: Path, sweep: str, *, slots: list[str], retries: int, stale_after: float,
-                 progress: bool, report: list[str] | None, optuna_storage: str | None = None,
-                 heartbeat_every: float = HEARTBEAT_EVERY) -> None:
-        self.results_dir, self.sweep = Path(results_dir), sweep
-        self.slots, self.retries, self.stale_after, self.optuna_storage = slots, retries, stale_after, optuna_storage
-        self.heartbeat_every = heartbeat_every
-        self.reader = ProgressReader(self.results_dir, sweep, retries, stale_after)
+    def __init__(self, workers: LocalWorkers, *, progress: bool, report: list[str] | None) -> None:
+        self.workers, self.results_dir, self.sweep = workers, workers.results_dir, workers.sweep
+        self.retries, self.stale_after = workers.retries, workers.stale_after
+        self.reader = ProgressReader(self.results_dir, self.sweep, self.retries, self.stale_after)
         self.display = LiveDisplay(progress)
-        self.logs = db.sweep_dir(self.results_dir, sweep) / "logs"
+        self.logs = workers.logs
         self.report = LiveReport(report, self.logs / "report.log")
         self.stop_signal: int | None = None
-        self.processes: list[subprocess.Popen | None] = [None] * len(slots)
-        self.respawns = [0] * len(slots)
-
-    def _spawn(self, i: int) -> subprocess.Popen:
-        self.logs.mkdir(parents=True, exist_ok=True)
-        threads = max(1, (os.cpu_count() or 1) // max(1, sum(1 for s in self.slots if s == "cpu"))) if self.slots[i] == "cpu" else 1
-        command = [sys.executable, "-m", "experiments.workers.worker", "--results", str(self.results_dir), "--sweep", self.sweep,
-                   "--worker", f"w{i}", "--retries", str(self.retries), "--stale-after", str(self.stale_after),
-                   "--heartbeat-every", str(self.heartbeat_every),
-                   "--threads", str(threads), *(["--optuna-storage", self.optuna_storage] if self.optuna_storage else [])]
-        with open(self.logs / f"w{i}.log", "a") as log:  # the child keeps its own copy of the descriptor
-            return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=worker_env(self.slots[i], threads))
+        self.processes: list[subprocess.Popen | None] = [None] * len(workers.slots)
+        self.respawns = [0] * len(workers.slots)
 
     def _on_signal(self, signum, frame) -> None:
         first = self.stop_signal is None
@@ -86,10 +69,11 @@ class LocalSweep:
         started = time.monotonic()
         done_at_start = self.reader.read().done
         if done_at_start == self.reader.total:
-            return self._finish(trained=False)  # nothing to train: no worker (and no torch import) at all
+            self.workers.cancel()  # nothing to train: standby workers stop importing
+            return self._finish(trained=False)
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
-            self.processes = [self._spawn(i) for i in range(len(self.slots))]
+            self.processes = [self.workers.start(i) for i in range(len(self.processes))]
             self.report.start()  # its imports overlap the workers'
             last_done = done_at_start
             while True:
@@ -120,7 +104,7 @@ class LocalSweep:
                 self.respawns[i] += 1
                 print(f"worker w{i} exited with {process.returncode}; starting a new one (log {self.logs / f'w{i}.log'})",
                       file=sys.stderr)
-                self.processes[i] = self._spawn(i)
+                self.processes[i] = self.workers.start(i)
 
     def _finish(self, trained: bool = True) -> int:
         """Print the outcome; compact the store and write the final report unless nothing changed. The outcome
@@ -141,6 +125,8 @@ class LocalSweep:
             self.report.close()
             return exit_code(progress)
         if trained or not (db.sweep_dir(self.results_dir, self.sweep) / "report.html").exists():
+            from db.compact import compact  # DuckDB: imported only here, off the path to the first step
+
             self.report.settle()  # no rewrite reads the store while it is compacted
             compact(self.results_dir)  # later queries of a finished sweep read a few merged shards, not thousands
             self.report.close()
@@ -152,11 +138,8 @@ class LocalSweep:
         return exit_code(progress)
 
 
-def run_local(results_dir: Path, sweep: str, *, devices: list[str], workers: int | None, per_device: int,
-              retries: int, stale_after: float, progress: bool = True, report: list[str] | None = None,
-              optuna_storage: str | None = None, heartbeat_every: float = HEARTBEAT_EVERY) -> int:
-    """Run a stored sweep plan on this machine; see `LocalSweep`. `report`: the command of the report process
-    (experiments.workers.live_report), None for no report."""
-    slots = worker_slots(devices, workers, per_device)
-    return LocalSweep(results_dir, sweep, slots=slots, retries=retries, stale_after=stale_after, progress=progress,
-                      report=report, optuna_storage=optuna_storage, heartbeat_every=heartbeat_every).run()
+def run_local(workers: LocalWorkers, *, progress: bool = True, report: list[str] | None = None) -> int:
+    """Run a stored sweep plan on this machine with `workers` (started on standby, or not yet); see
+    `LocalSweep`. `report`: the command of the report process (experiments.workers.live_report), None for no
+    report."""
+    return LocalSweep(workers, progress=progress, report=report).run()

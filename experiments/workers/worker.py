@@ -8,7 +8,9 @@ starts again at step 0 as a new segment). A cell that raised is retried until it
 times. A cell whose claim this worker lost (it stalled past `--stale-after` and another worker took the
 cell over) gets nothing more from it, not even a failure record: it logs one line and goes on with the next
 cell. SIGINT/SIGTERM stop the cell in flight at its next step with a checkpoint (status `interrupted`)
-and end the worker with exit code 128 + signal. Run as `python -m experiments.workers.worker --results DIR --sweep NAME`.
+and end the worker with exit code 128 + signal. Run as `python -m experiments.workers.worker --results DIR --sweep NAME`;
+`--standby LOG` (the local runner's, experiments.backends.local_workers) imports first and reads the plan only
+after a `go` on stdin.
 """
 
 from __future__ import annotations
@@ -166,7 +168,7 @@ class Worker:
 
     def run(self) -> int:
         """Claim and train until every cell is finished; 0, or 128 + signal when stopped by one."""
-        import harness.train.run  # noqa: F401  torch and Lightning before the first claim, not on its clock
+        import_training()  # before the first claim, not on its clock (main() has done it already)
         from harness.train.interrupt import stop_on_signals, stop_requested
 
         with stop_on_signals():
@@ -267,6 +269,38 @@ def _finished(runner, trial) -> bool:
 
 
 
+def import_training(threads: int | None = None) -> None:
+    """torch, Lightning (without what only torchmetrics would use: harness.train.lightning_import) and the
+    training code: the seconds a worker spends before it can train."""
+    from harness.train.lightning_import import import_lightning
+
+    import_lightning()
+    import harness.train.run  # noqa: F401
+
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
+def await_go(log: Path) -> bool:
+    """On standby (experiments.backends.local_workers): wait for the runner's `go` on stdin, then move stdout
+    and stderr from the runner's temp file to `log`, what was printed so far first. False: no `go` came (the
+    launch was called off), nothing was touched."""
+    if sys.stdin.readline().strip() != "go":
+        return False
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.lseek(1, 0, os.SEEK_SET)  # stdout and stderr share the temp file and its offset
+    printed = b"".join(iter(lambda: os.read(1, 1 << 16), b""))
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.write(fd, printed)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.workers.worker", description="Train cells of a stored sweep plan.")
     parser.add_argument("--results", required=True, type=Path)
@@ -277,11 +311,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--heartbeat-every", type=float, default=HEARTBEAT_EVERY)
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--optuna-storage", help="SQLAlchemy URL of the searches' Optuna storage (default: SQLite in the results dir)")
+    parser.add_argument("--standby", type=Path, metavar="LOG",
+                        help="import, then wait for `go` on stdin before reading the plan; write to LOG from then on")
     args = parser.parse_args(argv)
-    if args.threads:
-        import torch
-
-        torch.set_num_threads(args.threads)
+    import_training(args.threads)
+    if args.standby is not None and not await_go(args.standby):
+        return 0
     return Worker(args.results, args.sweep, args.worker, args.retries, args.stale_after, args.optuna_storage,
                   args.heartbeat_every).run()
 
