@@ -90,10 +90,32 @@ def sweep(args: argparse.Namespace) -> int:
     if until_decided.requested(args):
         return until_decided.run(args)
     from experiments.backends.devices import parse_devices
+
+    devices = parse_devices(args.devices)
+    standby = start_standby(args, devices)  # a local run's workers import torch and Lightning while we plan
+    try:
+        return plan_and_run(args, devices, standby)
+    finally:
+        if standby is not None:
+            standby.cancel()  # those never handed a sweep: bad input, or nothing left to train
+
+
+def start_standby(args, devices: list[str]):
+    """The local workers, started on standby (experiments.backends.local_workers); None for --dry-run,
+    --status and SLURM, which start no local worker."""
+    from experiments.backends.devices import worker_slots
+    from experiments.backends.local_workers import StandbyWorkers
+
+    if args.dry_run or args.status or args.backend != "local":
+        return None
+    return StandbyWorkers(worker_slots(devices, args.workers, args.per_device)).start()
+
+
+def plan_and_run(args: argparse.Namespace, devices: list[str], standby) -> int:
+    """Everything after the standby workers started: plan, validate, then list, report or run."""
     from cli.sweep_slurm import slurm_launcher, submit
 
     plan, source, results_dir = plan_sweep(args)
-    devices = parse_devices(args.devices)
     launcher = slurm_launcher(args, results_dir, plan.name)  # None for local; SLURM refusals come before any write
     if args.status:
         return show_status(results_dir, plan.name, args.retries, args.stale_after)
@@ -102,34 +124,23 @@ def sweep(args: argparse.Namespace) -> int:
 
         print_dry_run(plan, results_dir, args.workers or 1)
         return 0
+    store_plan(plan, source, results_dir, args.optuna_storage)
+    report = None if args.no_report else report_command(results_dir, plan.name)
     if launcher is not None:
-        store_plan(plan, source, results_dir, args.optuna_storage)
-        code = submit(launcher, args, None if args.no_report else report_command(results_dir, plan.name))
+        code = submit(launcher, args, report)
         if args.wait:
             print(closing_lines(results_dir, plan.name))
         return code
-    from experiments.backends.local import run_local
-
-    workers = local_workers(args, results_dir, plan.name, devices)
-    workers.standby()  # they import torch and Lightning while the plan is stored
-    try:
-        store_plan(plan, source, results_dir, args.optuna_storage)
-        code = run_local(workers, progress=not args.no_progress,
-                         report=None if args.no_report else report_command(results_dir, plan.name))
-    finally:
-        workers.cancel()  # those still on standby: the launch ended before it needed them
-    print(closing_lines(results_dir, plan.name))
-    return code
-
-
-def local_workers(args, results_dir: Path, sweep: str, devices: list[str]):
-    """The sweep's local worker processes (not started yet), one per slot of `devices`."""
     from experiments.backends.devices import worker_slots
+    from experiments.backends.local import run_local
     from experiments.backends.local_workers import LocalWorkers
 
-    return LocalWorkers(results_dir, sweep, worker_slots(devices, args.workers, args.per_device), retries=args.retries,
-                        stale_after=args.stale_after, heartbeat_every=args.heartbeat_every,
-                        optuna_storage=args.optuna_storage)
+    workers = LocalWorkers(results_dir, plan.name, worker_slots(devices, args.workers, args.per_device), retries=args.retries,
+                           stale_after=args.stale_after, heartbeat_every=args.heartbeat_every,
+                           optuna_storage=args.optuna_storage, standby=standby)
+    code = run_local(workers, progress=not args.no_progress, report=report)
+    print(closing_lines(results_dir, plan.name))
+    return code
 
 
 def store_plan(plan, source: str, results_dir: Path, optuna_storage: str | None) -> None:

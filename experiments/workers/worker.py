@@ -9,13 +9,14 @@ times. A cell whose claim this worker lost (it stalled past `--stale-after` and 
 cell over) gets nothing more from it, not even a failure record: it logs one line and goes on with the next
 cell. SIGINT/SIGTERM stop the cell in flight at its next step with a checkpoint (status `interrupted`)
 and end the worker with exit code 128 + signal. Run as `python -m experiments.workers.worker --results DIR --sweep NAME`;
-`--standby LOG` (the local runner's, experiments.backends.local_workers) imports first and reads the plan only
-after a `go` on stdin.
+`--standby` alone (the local runner's, experiments.backends.local_workers) imports first, then reads those
+arguments on stdin.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
 import sys
@@ -75,8 +76,6 @@ class Worker:
 
     def _searches(self, optuna_storage: str | None) -> list:
         """A StudyRunner per study of the sweep (none for a plain grid)."""
-        import json
-
         from experiments.search.study import Study
 
         records = json.loads((db.sweep_dir(self.results_dir, self.sweep) / "sweep.json").read_text()).get("studies") or []
@@ -283,26 +282,30 @@ def import_training(threads: int | None = None) -> None:
         torch.set_num_threads(threads)
 
 
-def await_go(log: Path) -> bool:
-    """On standby (experiments.backends.local_workers): wait for the runner's `go` on stdin, then move stdout
-    and stderr from the runner's temp file to `log`, what was printed so far first. False: no `go` came (the
-    launch was called off), nothing was touched."""
-    if sys.stdin.readline().strip() != "go":
-        return False
+def await_command() -> list[str] | None:
+    """On standby (experiments.backends.local_workers): wait for the runner's line on stdin, {"argv": [...],
+    "log": path}, move stdout and stderr from the runner's temp file to that log (what was printed so far
+    first) and return the arguments. None: the input ended first (the launch ended), nothing was touched."""
+    line = sys.stdin.readline()
+    if not line.strip():
+        return None
+    given = json.loads(line)
     sys.stdout.flush()
     sys.stderr.flush()
     os.lseek(1, 0, os.SEEK_SET)  # stdout and stderr share the temp file and its offset
     printed = b"".join(iter(lambda: os.read(1, 1 << 16), b""))
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(given["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.write(fd, printed)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)
-    return True
+    return given["argv"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.workers.worker", description="Train cells of a stored sweep plan.")
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m experiments.workers.worker", description="Train cells of a stored sweep plan.",
+                                     epilog="`--standby` alone: import first, then read these arguments on stdin (as the "
+                                     "local runner starts its workers).")
     parser.add_argument("--results", required=True, type=Path)
     parser.add_argument("--sweep", required=True)
     parser.add_argument("--worker", default=f"{socket.gethostname()}-{os.getpid()}")
@@ -311,12 +314,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--heartbeat-every", type=float, default=HEARTBEAT_EVERY)
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--optuna-storage", help="SQLAlchemy URL of the searches' Optuna storage (default: SQLite in the results dir)")
-    parser.add_argument("--standby", type=Path, metavar="LOG",
-                        help="import, then wait for `go` on stdin before reading the plan; write to LOG from then on")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--standby"]:
+        import_training()
+        argv = await_command()
+        if argv is None:
+            return 0
+    args = parser().parse_args(argv)
     import_training(args.threads)
-    if args.standby is not None and not await_go(args.standby):
-        return 0
     return Worker(args.results, args.sweep, args.worker, args.retries, args.stale_after, args.optuna_storage,
                   args.heartbeat_every).run()
 
