@@ -2,14 +2,14 @@
 
 Lightning imports torchmetrics (for `self.log` of Metric objects), and torchmetrics' package `__init__`
 imports scipy.signal, transformers (for BERTScore) and matplotlib (for `.plot()`) whenever they are
-installed, as they are here (scipy and matplotlib for analysis, transformers for the HF parity tests): 3 of
-the 6 s of CPU that `import lightning.pytorch` took on the 2-core VM (docs/benchmarks.md). A process that
-only trains (a sweep worker) calls `import_lightning()` before anything else imports Lightning. During
-that import one finder, first on `sys.meta_path` (the documented hook that both the import system and
-`importlib.metadata` consult), reports those packages as absent, so torchmetrics' availability checks skip
-them; afterwards the finder is gone and they import normally (an Optuna sampler may want scipy). Only
-torchmetrics' own metrics that need them stay unavailable in that process. Packages already imported are
-left alone, and so is a process that imported Lightning already.
+installed, as they are here (scipy and matplotlib for analysis, transformers for the HF parity tests):
+about half of the CPU `import lightning.pytorch` takes (docs/benchmarks.md, "Start-up"). A process that
+only trains (a sweep worker, `harness run`) calls `import_lightning()` before anything else imports
+Lightning. During that import one finder, first on `sys.meta_path` (the documented hook that both the
+import system and `importlib.metadata` consult), reports those packages as absent, so torchmetrics'
+availability checks skip them; afterwards the finder is gone and they import normally (an Optuna sampler
+may want scipy). Only torchmetrics' own metrics that need them stay unavailable in that process. Packages
+already imported are left alone, and so is a process that imported Lightning already.
 """
 
 from __future__ import annotations
