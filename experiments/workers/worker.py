@@ -58,6 +58,19 @@ class _StepReporter:
         return StepReporter()
 
 
+class PlannedCell:
+    """A plan row that becomes its `Cell` (configs validated, parameters counted: about 0.3 ms a cell) when
+    more than its run id is first asked for: a worker starting on a 10,800-cell plan trains few of them."""
+
+    def __init__(self, row: dict) -> None:
+        self.run_id, self._row, self._cell = row["run_id"], row, None
+
+    def __getattr__(self, name: str):
+        if self._cell is None:
+            self._cell = Cell.from_plan_row(self._row)
+        return getattr(self._cell, name)
+
+
 class Worker:
     """The claim loop over one sweep's plan."""
 
@@ -67,7 +80,7 @@ class Worker:
         self.results_dir, self.sweep, self.name = Path(results_dir), sweep, name
         self.retries, self.stale_after, self.heartbeat_every = retries, stale_after, heartbeat_every
         self.watcher = BeatWatcher(stale_after)
-        self.cells = [Cell.from_plan_row(row) for row in db.read_plan(results_dir, sweep).to_pylist()]
+        self.cells = [PlannedCell(row) for row in db.read_plan(results_dir, sweep).to_pylist()]
         self.searches = self._searches(optuna_storage)
         self._finished: set[str] = set()
         self._confirming: set[int] = set()  # studies whose confirmation cells joined `self.cells`
