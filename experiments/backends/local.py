@@ -86,9 +86,13 @@ class LocalSweep:
                     last_done = progress.done
                     self.report.cell_finished()
                 self._respawn_dead(progress)
-                if not any(p is not None and p.poll() is None for p in self.processes):
+                running = [p for p in self.processes if p is not None and p.poll() is None]
+                if not running:
                     break
-                time.sleep(REFRESH_EVERY)
+                try:  # the next refresh, or sooner when this worker ends: the last one's end is the sweep's
+                    running[0].wait(timeout=REFRESH_EVERY)
+                except subprocess.TimeoutExpired:
+                    pass
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
