@@ -1,7 +1,7 @@
 """Start-up benchmark: from `harness sweep` to the first training step, and the fixed cost of a launch.
 
     python benchmarks/bench_start.py [--dir /tmp/bench_start] [--repeats 3] [--workers 2] [--steps 100]
-                                     [--no-report] [--tree PATH ...] [--corpus FILE]
+                                     [--no-report] [--tree PATH ...] [--corpus FILE] [--imports ROUNDS]
 
 A 4-cell sweep of `tiny` (2 QK-norm settings × 2 LRs, one seed; 8 × 64 tokens a step) on tinyshakespeare,
 whose tokenizer and token cache are built before any clock starts, launched as a user does (`python -m
@@ -17,6 +17,8 @@ Per launch, in seconds from the launch:
 and the fixed cost = wall − (sum of the cells' own training times, first step to status) / workers.
 With several `--tree` (source checkouts, run with PYTHONPATH=tree), launches alternate between them, so a
 before/after comparison shares the machine's load; each line carries the 1-minute load average.
+`--imports ROUNDS` measures only the imports (CPU and wall of fresh processes): bare torch, torch +
+Lightning, and what a worker of each tree imports before it can train.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -47,6 +50,11 @@ ablation = Ablation(
 '''
 
 PHASES = ("plan", "claim", "step 1", "last", "exit", "fixed")
+
+# What a worker imports before it can train, per tree (the commit before issue 16 has no import_training).
+WORKER_IMPORTS = ("import experiments.workers.worker as w\n"
+                  "getattr(w, 'import_training', lambda: __import__('harness.train.run'))()")
+IMPORTS = {"torch": "import torch", "torch + lightning.pytorch": "import torch, lightning.pytorch"}
 
 
 def launch(tree: Path, ablation: Path, results: Path, workers: int, report: bool) -> dict[str, float]:
@@ -82,6 +90,31 @@ def phases(results: Path, started: float, ended: float, workers: int) -> dict[st
     }
 
 
+def cpu_and_wall(command: list[str], tree: Path) -> tuple[float, float]:
+    """(CPU seconds, user + system, and wall seconds) of one fresh process running `command` in `tree`."""
+    before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    subprocess.run(command, check=True, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, time.perf_counter() - started
+
+
+def import_costs(trees: list[Path], rounds: int) -> None:
+    """Median CPU and wall seconds of the imports a worker makes before it can train, per tree, and of the bare
+    torch and torch + Lightning imports, in `rounds` interleaved rounds."""
+    cases = [(name, code, trees[0]) for name, code in IMPORTS.items()]
+    cases += [(f"worker imports, tree {i}", WORKER_IMPORTS, tree) for i, tree in enumerate(trees)]
+    seen: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in cases}
+    loads = []
+    for _ in range(rounds):
+        for name, code, tree in cases:
+            loads.append(os.getloadavg()[0])
+            seen[name].append(cpu_and_wall([sys.executable, "-c", code], tree))
+    for name, values in seen.items():
+        cpu, wall = (statistics.median(v[i] for v in values) for i in (0, 1))
+        print(f"{name:<28} CPU {cpu:5.2f} s   wall {wall:5.2f} s   (median of {rounds})")
+    print(f"load average {min(loads):.2f}–{max(loads):.2f}")
+
+
 def line(name: str, values: dict[str, float], load: float) -> str:
     return f"{name:<12} " + "  ".join(f"{k} {values[k]:5.2f}" for k in PHASES) + f"   load {load:.2f}"
 
@@ -95,8 +128,11 @@ def main() -> None:
     parser.add_argument("--no-report", action="store_true", help="launch with --no-report")
     parser.add_argument("--tree", type=Path, action="append", help="source checkout to launch (repeatable; default: this one)")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--imports", type=int, metavar="ROUNDS", help="measure only the imports, in ROUNDS rounds")
     args = parser.parse_args()
     trees = [t.resolve() for t in args.tree or [ROOT]]
+    if args.imports:
+        return import_costs(trees, args.imports)
     shutil.rmtree(args.dir, ignore_errors=True)
     args.dir.mkdir(parents=True)
     cache = args.dir / "cache"
