@@ -74,7 +74,6 @@ class LocalSweep:
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             self.processes = [self.workers.start(i) for i in range(len(self.processes))]
-            self.report.start()  # its imports overlap the workers'
             last_done = done_at_start
             while True:
                 progress = self.reader.read()
@@ -85,6 +84,8 @@ class LocalSweep:
                 if progress.done != last_done:
                     last_done = progress.done
                     self.report.cell_finished()
+                elif any(claim.step for _, claim in progress.running):
+                    self.report.start()  # once training has begun: its imports would delay the workers' first step
                 self._respawn_dead(progress)
                 running = [p for p in self.processes if p is not None and p.poll() is None]
                 if not running:
