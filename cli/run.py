@@ -70,7 +70,10 @@ def run(args: argparse.Namespace) -> int:
         check_run_id_free(results_dir, run_id)
     prepared = prepare(data, model.vocab_size)
     warn_small_tokenizer(model.vocab_size, prepared.tokenizer_vocab_size)
-    from harness.train.run import RunSpec, check_run_inputs, train_run  # torch and Lightning from here on
+    from harness.train.lightning_import import import_lightning
+
+    import_lightning()  # torch and Lightning from here on, without what only torchmetrics' metrics would use
+    from harness.train.run import RunSpec, check_run_inputs, train_run
 
     check_run_inputs(prepared, train)
     spec = RunSpec(model, train, data, results_dir, run_id, resume=args.resume, sweep=args.sweep, arm=args.arm,

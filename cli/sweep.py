@@ -103,9 +103,41 @@ def sweep(args: argparse.Namespace) -> int:
     """Validate everything, then list (--dry-run), report (--status) or run the sweep (in rounds with --until-decided)."""
     if until_decided.requested(args):
         return until_decided.run(args)
+    from experiments.backends.devices import parse_devices
+
+    devices = parse_devices(args.devices)
+    standby = start_standby(args, devices)  # a local run's workers import torch and Lightning while we plan
+    try:
+        return plan_and_run(args, devices, standby)
+    finally:
+        if standby is not None:
+            standby.cancel()  # those never handed a sweep: bad input, or nothing left to train
+
+
+def start_standby(args, devices: list[str]):
+    """The local workers, started on standby (experiments.backends.local_workers) before the sweep is planned;
+    None for --dry-run, --status, --follow and SLURM, which start no local worker, and on bad options (they are
+    refused again, with their message, when the sweep is planned)."""
+    from cli.sweep_layout import layout_from
+    from errors import ConfigError
+    from experiments.backends.devices import worker_slots
+    from experiments.backends.local_workers import StandbyWorkers
+
+    if args.dry_run or args.status or args.follow or args.backend != "local":
+        return None
+    try:
+        layout = layout_from(args)
+        slots = worker_slots(devices, layout.workers, layout.workers_per_device, layout.devices_per_cell)
+    except ConfigError:
+        return None
+    return StandbyWorkers(slots, layout.placement).start()
+
+
+def plan_and_run(args: argparse.Namespace, devices: list[str], standby) -> int:
+    """Everything after the standby workers started: plan, validate, then list, report, submit or run."""
     import db
-    from experiments.backends.devices import parse_devices, worker_slots
     from cli.sweep_slurm import slurm_launcher, submit
+    from experiments.backends.devices import worker_slots
 
     if (args.status or args.follow) and stored_only(args):
         results_dir = Path(db.resolve_results_dir(args.results))
@@ -115,11 +147,10 @@ def sweep(args: argparse.Namespace) -> int:
     plan, source, results_dir = plan_sweep(args)
     if args.follow:
         return _follow(args, plan.name, results_dir)
-    devices, layout = parse_devices(args.devices), args.layout
+    layout = args.layout
     report = None if args.no_report else report_command(results_dir, plan.name)
     launcher = slurm_launcher(args, results_dir, plan.name, layout, report)  # None for local; refusals before any write
-    if launcher is None:
-        worker_slots(devices, layout.workers, layout.workers_per_device, layout.devices_per_cell)  # a ConfigError now
+    slots = worker_slots(devices, layout.workers, layout.workers_per_device, layout.devices_per_cell) if launcher is None else []
     if args.status:
         return show_status(results_dir, plan.name, args.retries, args.stale_after)
     if args.dry_run:
@@ -128,7 +159,6 @@ def sweep(args: argparse.Namespace) -> int:
         print_dry_run(plan, results_dir, args.workers or 1)
         return 0
     from cli.sweep_identity import settle_plan
-    from experiments.backends.local import run_local
 
     write_plan = settle_plan(plan, source, results_dir, replace=args.replace, merge=args.keep_cells is not None)
     write_plan()  # every check passed: only now is anything written
@@ -138,10 +168,19 @@ def sweep(args: argparse.Namespace) -> int:
         if args.wait:
             print(closing_lines(results_dir, plan.name))
         return code
-    code = run_local(results_dir, plan.name, devices=devices, layout=layout, retries=args.retries,
-                     stale_after=args.stale_after, heartbeat_every=args.heartbeat_every, progress=not args.no_progress,
-                     report=report, optuna_storage=args.optuna_storage)
-    print(closing_lines(results_dir, plan.name))
+    return _run_here(args, results_dir, plan.name, slots, report, standby)
+
+
+def _run_here(args, results_dir: Path, sweep: str, slots: list[str], report, standby) -> int:
+    """Train the stored plan with local workers (the standby ones where they are alive)."""
+    from experiments.backends.local import run_local
+    from experiments.backends.local_workers import LocalWorkers
+
+    workers = LocalWorkers(results_dir, sweep, slots, retries=args.retries, stale_after=args.stale_after,
+                           heartbeat_every=args.heartbeat_every, optuna_storage=args.optuna_storage,
+                           placement=args.layout.placement, standby=standby)
+    code = run_local(workers, progress=not args.no_progress, report=report)
+    print(closing_lines(results_dir, sweep))
     return code
 
 

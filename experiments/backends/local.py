@@ -1,26 +1,21 @@
-"""The local backend: N long-lived worker processes on this machine run the claim loop over a stored
-plan while this process shows live progress, has the report rewritten after each finished cell (by a
-low-priority report process, experiments.workers.live_report), and turns Ctrl-C / SIGTERM into a clean stop of every
-worker (each checkpoints its cell)."""
+"""The local backend: N long-lived worker processes on this machine (started on standby while the plan is
+written: experiments.backends.local_workers) run the claim loop over a stored plan while this process shows
+live progress, has the report rewritten after each finished cell (by a low-priority report process,
+experiments.workers.live_report), and turns Ctrl-C / SIGTERM into a clean stop of every worker (each
+checkpoints its cell)."""
 
 from __future__ import annotations
 
-import os
 import shlex
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import db
-from db.compact import compact
-from experiments.backends.devices import worker_env, worker_slots
-from experiments.backends.layout import Layout
+from experiments.backends.local_workers import LocalWorkers
 from experiments.workers.live_report import LiveReport
-from experiments.workers.claims import HEARTBEAT_EVERY
 from experiments.workers.progress import EXIT_CELLS_LEFT, ProgressReader, exit_code, left_lines, render
-from harness.train.placement import SINGLE_DEVICE, Placement
 
 REFRESH_EVERY = 0.5
 MAX_RESPAWNS = 3  # per worker slot: a worker that keeps dying is a bug to read in its log, not to retry forever
@@ -50,31 +45,16 @@ class LiveDisplay:
 class LocalSweep:
     """Start the workers, watch them and the store, stop them cleanly on a signal."""
 
-    def __init__(self, results_dir: Path, sweep: str, *, slots: list[str], retries: int, stale_after: float,
-                 progress: bool, report: list[str] | None, optuna_storage: str | None = None,
-                 heartbeat_every: float = HEARTBEAT_EVERY, placement: Placement = SINGLE_DEVICE) -> None:
-        self.results_dir, self.sweep, self.placement = Path(results_dir), sweep, placement
-        self.slots, self.retries, self.stale_after, self.optuna_storage = slots, retries, stale_after, optuna_storage
-        self.heartbeat_every = heartbeat_every
-        self.reader = ProgressReader(self.results_dir, sweep, retries, stale_after)
+    def __init__(self, workers: LocalWorkers, *, progress: bool, report: list[str] | None) -> None:
+        self.workers, self.results_dir, self.sweep = workers, workers.results_dir, workers.sweep
+        self.retries, self.stale_after = workers.retries, workers.stale_after
+        self.reader = ProgressReader(self.results_dir, self.sweep, self.retries, self.stale_after)
         self.display = LiveDisplay(progress)
-        self.logs = db.sweep_dir(self.results_dir, sweep) / "logs"
+        self.logs = workers.logs
         self.report = LiveReport(report, self.logs / "report.log")
         self.stop_signal: int | None = None
-        self.processes: list[subprocess.Popen | None] = [None] * len(slots)
-        self.respawns = [0] * len(slots)
-
-    def _spawn(self, i: int) -> subprocess.Popen:
-        self.logs.mkdir(parents=True, exist_ok=True)
-        cpu_processes = sum(1 for s in self.slots if s == "cpu") * self.placement.devices  # a worker's helpers too
-        threads = max(1, (os.cpu_count() or 1) // max(1, cpu_processes)) if self.slots[i] == "cpu" else 1
-        command = [sys.executable, "-m", "experiments.workers.worker", "--results", str(self.results_dir), "--sweep", self.sweep,
-                   "--worker", f"w{i}", "--retries", str(self.retries), "--stale-after", str(self.stale_after),
-                   "--heartbeat-every", str(self.heartbeat_every), *self.placement.worker_args(),
-                   "--threads", str(threads), *(["--optuna-storage", self.optuna_storage] if self.optuna_storage else [])]
-        with open(self.logs / f"w{i}.log", "a") as log:  # the child keeps its own copy of the descriptor
-            return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=worker_env(self.slots[i], threads))
+        self.processes: list[subprocess.Popen | None] = [None] * len(workers.slots)
+        self.respawns = [0] * len(workers.slots)
 
     def _on_signal(self, signum, frame) -> None:
         first = self.stop_signal is None
@@ -89,11 +69,11 @@ class LocalSweep:
         started = time.monotonic()
         done_at_start = self.reader.read().done
         if done_at_start == self.reader.total:
-            return self._finish(trained=False)  # nothing to train: no worker (and no torch import) at all
+            self.workers.cancel()  # nothing to train: standby workers stop importing
+            return self._finish(trained=False)
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
-            self.processes = [self._spawn(i) for i in range(len(self.slots))]
-            self.report.start()  # its imports overlap the workers'
+            self.processes = [self.workers.start(i) for i in range(len(self.processes))]
             last_done = done_at_start
             while True:
                 progress = self.reader.read()
@@ -104,10 +84,16 @@ class LocalSweep:
                 if progress.done != last_done:
                     last_done = progress.done
                     self.report.cell_finished()
+                elif any(claim.step for _, claim in progress.running):
+                    self.report.start()  # once training has begun: its imports would delay the workers' first step
                 self._respawn_dead(progress)
-                if not any(p is not None and p.poll() is None for p in self.processes):
+                running = [p for p in self.processes if p is not None and p.poll() is None]
+                if not running:
                     break
-                time.sleep(REFRESH_EVERY)
+                try:  # the next refresh, or sooner when this worker ends: the last one's end is the sweep's
+                    running[0].wait(timeout=REFRESH_EVERY)
+                except subprocess.TimeoutExpired:
+                    pass
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -123,7 +109,7 @@ class LocalSweep:
                 self.respawns[i] += 1
                 print(f"worker w{i} exited with {process.returncode}; starting a new one (log {self.logs / f'w{i}.log'})",
                       file=sys.stderr)
-                self.processes[i] = self._spawn(i)
+                self.processes[i] = self.workers.start(i)
 
     def _finish(self, trained: bool = True) -> int:
         """Print the outcome; compact the store and write the final report unless nothing changed. The outcome
@@ -144,6 +130,8 @@ class LocalSweep:
             self.report.close()
             return exit_code(progress)
         if trained or not (db.sweep_dir(self.results_dir, self.sweep) / "report.html").exists():
+            from db.compact import compact  # DuckDB: imported only here, off the path to the first step
+
             self.report.settle()  # no rewrite reads the store while it is compacted
             compact(self.results_dir)  # later queries of a finished sweep read a few merged shards, not thousands
             self.report.close()
@@ -155,12 +143,8 @@ class LocalSweep:
         return exit_code(progress)
 
 
-def run_local(results_dir: Path, sweep: str, *, devices: list[str], layout: Layout, retries: int, stale_after: float,
-              progress: bool = True, report: list[str] | None = None, optuna_storage: str | None = None,
-              heartbeat_every: float = HEARTBEAT_EVERY) -> int:
-    """Run a stored sweep plan on this machine with `layout`'s workers; see `LocalSweep`. `report`: the command of
-    the report process (experiments.workers.live_report), None for no report."""
-    slots = worker_slots(devices, layout.workers, layout.workers_per_device, layout.devices_per_cell)
-    return LocalSweep(results_dir, sweep, slots=slots, retries=retries, stale_after=stale_after, progress=progress,
-                      report=report, optuna_storage=optuna_storage, heartbeat_every=heartbeat_every,
-                      placement=layout.placement).run()
+def run_local(workers: LocalWorkers, *, progress: bool = True, report: list[str] | None = None) -> int:
+    """Run a stored sweep plan on this machine with `workers` (started on standby, or not yet: their slots
+    from experiments.backends.devices.worker_slots and the launch's Layout); see `LocalSweep`. `report`: the
+    command of the report process (experiments.workers.live_report), None for no report."""
+    return LocalSweep(workers, progress=progress, report=report).run()

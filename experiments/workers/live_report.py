@@ -15,7 +15,7 @@ from pathlib import Path
 
 
 class LiveReport:
-    """`start()` early (the process imports while workers do), `cell_finished()` per finished cell, `settle()`
+    """`start()` early (the process imports while workers train), `cell_finished()` per finished cell, `settle()`
     before compacting the store (no rewrite reads it meanwhile), `close()` for the last rewrite."""
 
     def __init__(self, command: list[str] | None, log: Path) -> None:

@@ -67,7 +67,7 @@ def stored_cells(results_dir: Path, sweep: str) -> tuple[list[CellRef], int]:
     meta = json.loads((folder / "sweep.json").read_text())
     trials = folder / "trials"
     if trials.is_dir():
-        tables += [pq.read_table(trials / name) for name in sorted(os.listdir(trials)) if name.endswith(".parquet")]
+        tables += [pq.ParquetFile(trials / name).read() for name in sorted(os.listdir(trials)) if name.endswith(".parquet")]
     refs = cell_refs(pa.concat_tables(tables, promote_options="default"))  # older files lack `confirms`: NULL
     studies = meta.get("studies")
     expected = len(refs) if not studies else sum(meta["trials"] + study.get("confirm_seeds", 0) for study in studies)

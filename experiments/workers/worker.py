@@ -8,12 +8,16 @@ starts again at step 0 as a new segment). A cell that raised is retried until it
 times. A cell whose claim this worker lost (it stalled past `--stale-after` and another worker took the
 cell over) gets nothing more from it, not even a failure record: it logs one line and goes on with the next
 cell. SIGINT/SIGTERM stop the cell in flight at its next step with a checkpoint (status `interrupted`)
-and end the worker with exit code 128 + signal. Run as `python -m experiments.workers.worker --results DIR --sweep NAME`.
+and end the worker with exit code 128 + signal. Run as `python -m experiments.workers.worker --results DIR --sweep NAME`;
+`--standby` alone (the local runner's, experiments.backends.local_workers) imports first, then reads those
+arguments on stdin.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
+import json
 import os
 import socket
 import sys
@@ -56,6 +60,19 @@ class _StepReporter:
         return StepReporter()
 
 
+class PlannedCell:
+    """A plan row that becomes its `Cell` (configs validated, parameters counted: about 0.3 ms a cell) when
+    more than its run id is first asked for: a worker starting on a 10,800-cell plan trains few of them."""
+
+    def __init__(self, row: dict) -> None:
+        self.run_id, self._row, self._cell = row["run_id"], row, None
+
+    def __getattr__(self, name: str):
+        if self._cell is None:
+            self._cell = Cell.from_plan_row(self._row)
+        return getattr(self._cell, name)
+
+
 class Worker:
     """The claim loop over one sweep's plan. With a multi-device `placement` it is rank 0 of every cell it trains
     and `ranks` (experiments.workers.ranks.CellRanks) are its helper processes."""
@@ -68,7 +85,7 @@ class Worker:
         self.retries, self.stale_after, self.heartbeat_every = retries, stale_after, heartbeat_every
         self.placement, self.ranks = placement, None
         self.watcher = BeatWatcher(stale_after)
-        self.cells = [Cell.from_plan_row(row) for row in db.read_plan(results_dir, sweep).to_pylist()]
+        self.cells = [PlannedCell(row) for row in db.read_plan(results_dir, sweep).to_pylist()]
         self.searches = self._searches(optuna_storage)
         self._finished: set[str] = set()
         self._confirming: set[int] = set()  # studies whose confirmation cells joined `self.cells`
@@ -77,8 +94,6 @@ class Worker:
 
     def _searches(self, optuna_storage: str | None) -> list:
         """A StudyRunner per study of the sweep (none for a plain grid)."""
-        import json
-
         from experiments.search.study import Study
 
         records = json.loads((db.sweep_dir(self.results_dir, self.sweep) / "sweep.json").read_text()).get("studies") or []
@@ -180,8 +195,7 @@ class Worker:
     def run(self, helper_args: list[str] = ()) -> int:
         """Claim and train until every cell is finished; 0, or 128 + signal when stopped by one. `helper_args`:
         the options a multi-device placement's helper processes need besides it (results, sweep, threads)."""
-        import harness.train.run  # noqa: F401  torch and Lightning before the first claim, not on its clock
-
+        import_training()  # before the first claim, not on its clock (main() has done it already)
         if self.placement.distributed:
             from experiments.workers.ranks import CellRanks
 
@@ -293,8 +307,44 @@ def _finished(runner, trial) -> bool:
 
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.workers.worker", description="Train cells of a stored sweep plan.")
+def import_training(threads: int | None = None) -> None:
+    """torch, Lightning (without what only torchmetrics would use: harness.train.lightning_import) and the
+    training code: the seconds a worker spends before it can train."""
+    from harness.train.lightning_import import import_lightning
+
+    import_lightning()
+    import harness.train.run  # noqa: F401
+
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
+def await_command() -> list[str] | None:
+    """On standby (experiments.backends.local_workers): wait for the runner's line on stdin, {"argv": [...],
+    "log": path}, move stdout and stderr from the runner's temp file to that log (what was printed so far
+    first) and return the arguments. None: the input ended first (the launch ended), nothing was touched."""
+    line = sys.stdin.readline()
+    if not line.strip():
+        return None
+    given = json.loads(line)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.lseek(1, 0, os.SEEK_SET)  # stdout and stderr share the temp file and its offset
+    printed = b"".join(iter(lambda: os.read(1, 1 << 16), b""))
+    fd = os.open(given["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.write(fd, printed)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    return given["argv"]
+
+
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m experiments.workers.worker", description="Train cells of a stored sweep plan.",
+                                     epilog="`--standby` alone: import first, then read these arguments on stdin (as the "
+                                     "local runner starts its workers).")
     parser.add_argument("--results", required=True, type=Path)
     parser.add_argument("--sweep", required=True)
     parser.add_argument("--worker", default=f"{socket.gethostname()}-{os.getpid()}")
@@ -305,16 +355,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--optuna-storage", help="SQLAlchemy URL of the searches' Optuna storage (default: SQLite in the results dir)")
     parser.add_argument("--devices-per-cell", type=int, default=1, help="devices (processes) each cell trains on")
     parser.add_argument("--strategy", default="ddp", help="ddp or fsdp, for cells on several devices")
-    args = parser.parse_args(argv)
-    if args.threads:
-        import torch
+    return parser
 
-        torch.set_num_threads(args.threads)
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--standby"]:
+        import_training()
+        argv = await_command()
+        if argv is None:
+            return 0
+    args = parser().parse_args(argv)
+    import_training(args.threads)
     helper_args = ["--results", str(args.results), "--sweep", args.sweep,
                    *(["--threads", str(args.threads)] if args.threads else [])]
     return Worker(args.results, args.sweep, args.worker, args.retries, args.stale_after, args.optuna_storage,
                   args.heartbeat_every, Placement(args.devices_per_cell, args.strategy)).run(helper_args)
 
 
+def exit_now(code: int) -> None:
+    """End the process without the interpreter's teardown of torch and Lightning (2-3 s of CPU on the 2-core
+    VM, and the last worker's teardown is on the sweep's closing path): by now every run writer is closed and
+    every claim released; the atexit handlers still run and the output is flushed."""
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

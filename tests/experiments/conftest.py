@@ -64,6 +64,18 @@ def finished_segments(results: Path, run_id: str) -> list[str]:
     return [s for s in db.run_state(results, run_id).statuses.values() if s in ("completed", "diverged")]
 
 
+def processes_mentioning(text: str) -> list[int]:
+    """Pids of the live processes whose command line mentions `text` (say, a test's results directory)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and text.encode() in (entry / "cmdline").read_bytes():
+                pids.append(int(entry.name))
+        except OSError:  # it ended meanwhile
+            pass
+    return pids
+
+
 def kill_group(process: subprocess.Popen) -> None:
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()

@@ -7,6 +7,7 @@ import db
 from experiments import expand
 from experiments.declare.load import load_ablation
 from experiments.backends.local import LocalSweep
+from experiments.backends.local_workers import LocalWorkers
 
 
 def stored_plan(path, results):
@@ -17,7 +18,8 @@ def stored_plan(path, results):
 
 
 def finish(results, retries=0):
-    return LocalSweep(results, "t", slots=["cpu"], retries=retries, stale_after=60.0, progress=False, report=None)._finish(trained=False)
+    workers = LocalWorkers(results, "t", ["cpu"], retries=retries, stale_after=60.0, heartbeat_every=2.0)
+    return LocalSweep(workers, progress=False, report=None)._finish(trained=False)
 
 
 def close(results, run_id, status, claim, resume=False):

@@ -11,7 +11,7 @@ from experiments import expand
 from experiments.workers.claims import current_claim
 from experiments.declare.load import load_ablation
 
-from .conftest import finished_segments, kill_group, start_sweep, wait_for
+from .conftest import finished_segments, kill_group, processes_mentioning, start_sweep, wait_for
 
 
 def cell_ids(ablation_path):
@@ -49,6 +49,7 @@ def test_sigkill_of_the_whole_sweep_then_the_same_command_finishes_each_cell_onc
     _, err = third.communicate(timeout=120)
     assert third.returncode == 0 and "(8 already finished)" in err
     assert {r: db.run_state(results, r).segments for r in ids} == segments  # a finished sweep trains nothing
+    assert processes_mentioning(str(results)) == []  # and its workers, started on standby, were ended
 
 
 def test_a_killed_workers_cell_is_taken_over_and_resumes_from_its_checkpoint(tmp_path, ablation_file):

@@ -62,8 +62,11 @@ class SweepTask(submitit.helpers.Checkpointable):
         # loggers (the results store's writer among them) would drop everything the task trains.
         os.environ.update(worker_env(slot, self._threads()), RANK="0")
 
+        from experiments.workers.worker import import_training
+
+        import_training()  # torch and Lightning (lean: harness.train.lightning_import): this process is the worker
         from harness.train.interrupt import request_stop
-        from harness.train.run import SLURM_BACKEND_ENV  # torch and Lightning: this process is the worker
+        from harness.train.run import SLURM_BACKEND_ENV
 
         os.environ[SLURM_BACKEND_ENV] = "1"
         requeue = signal.getsignal(signal.SIGUSR2)  # submitit's: checkpoint() this callable, requeue, exit
