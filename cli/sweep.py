@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from cli import until_decided
+from cli.run import add_keep_checkpoints
 from cli.sweep_layout import add_layout_options
 from cli.sweep_slurm import add_slurm_options
 
@@ -47,6 +48,7 @@ def register(subparsers) -> None:
     parser.add_argument("--optuna-storage", metavar="URL",
                         help="SQLAlchemy URL of the Optuna storage of `tune=` searches (default: sqlite:///<results>/optuna.db; "
                         "PostgreSQL on a cluster)")
+    add_keep_checkpoints(parser)
     add_slurm_options(parser)
     until_decided.add_options(parser)
     parser.set_defaults(handler=sweep)
@@ -178,7 +180,7 @@ def _run_here(args, results_dir: Path, sweep: str, slots: list[str], report, sta
 
     workers = LocalWorkers(results_dir, sweep, slots, retries=args.retries, stale_after=args.stale_after,
                            heartbeat_every=args.heartbeat_every, optuna_storage=args.optuna_storage,
-                           placement=args.layout.placement, standby=standby)
+                           placement=args.layout.placement, keep_checkpoints=args.keep_checkpoints, standby=standby)
     code = run_local(workers, progress=not args.no_progress, report=report)
     print(closing_lines(results_dir, sweep))
     return code

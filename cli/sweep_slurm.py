@@ -66,7 +66,7 @@ def slurm_launcher(args, results_dir: Path, sweep: str, layout, report: list[str
         sbatch=tuple(parse_sbatch(args.sbatch).items()))
     launcher = SlurmLauncher(
         results_dir, sweep, layout=layout, resources=resources, retries=args.retries, stale_after=args.stale_after,
-        worker_args=("--heartbeat-every", str(args.heartbeat_every),
+        worker_args=("--heartbeat-every", str(args.heartbeat_every), "--keep-checkpoints", args.keep_checkpoints,
                      *(("--optuna-storage", args.optuna_storage) if args.optuna_storage else ())),
         report=None if report is None else report[1:])
     launcher.check()

@@ -83,10 +83,10 @@ class LocalWorkers:
 
     def __init__(self, results_dir: Path, sweep: str, slots: list[str], *, retries: int, stale_after: float,
                  heartbeat_every: float, optuna_storage: str | None = None, placement: Placement = SINGLE_DEVICE,
-                 standby: StandbyWorkers | None = None) -> None:
+                 keep_checkpoints: str = "last", standby: StandbyWorkers | None = None) -> None:
         self.results_dir, self.sweep, self.slots, self.placement = Path(results_dir), sweep, slots, placement
         self.retries, self.stale_after, self.heartbeat_every = retries, stale_after, heartbeat_every
-        self.optuna_storage, self.standby = optuna_storage, standby
+        self.optuna_storage, self.keep_checkpoints, self.standby = optuna_storage, keep_checkpoints, standby
         self.logs = db.sweep_dir(self.results_dir, sweep) / "logs"
 
     def arguments(self, i: int) -> list[str]:
@@ -94,6 +94,7 @@ class LocalWorkers:
         return ["--results", str(self.results_dir), "--sweep", self.sweep, "--worker", f"w{i}",
                 "--retries", str(self.retries), "--stale-after", str(self.stale_after),
                 "--heartbeat-every", str(self.heartbeat_every), *self.placement.worker_args(),
+                "--keep-checkpoints", self.keep_checkpoints,
                 "--threads", str(threads(self.slots, i, self.placement)),
                 *(["--optuna-storage", self.optuna_storage] if self.optuna_storage else [])]
 

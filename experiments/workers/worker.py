@@ -79,11 +79,11 @@ class Worker:
 
     def __init__(self, results_dir: Path, sweep: str, name: str, retries: int, stale_after: float,
                  optuna_storage: str | None = None, heartbeat_every: float = HEARTBEAT_EVERY,
-                 placement: Placement = SINGLE_DEVICE) -> None:
+                 placement: Placement = SINGLE_DEVICE, keep_checkpoints: str = "last") -> None:
         check_stale_after(stale_after, heartbeat_every)
         self.results_dir, self.sweep, self.name = Path(results_dir), sweep, name
         self.retries, self.stale_after, self.heartbeat_every = retries, stale_after, heartbeat_every
-        self.placement, self.ranks = placement, None
+        self.placement, self.ranks, self.keep_checkpoints = placement, None, keep_checkpoints
         self.watcher = BeatWatcher(stale_after)
         self.cells = [PlannedCell(row) for row in db.read_plan(results_dir, sweep).to_pylist()]
         self.searches = self._searches(optuna_storage)
@@ -135,7 +135,7 @@ class Worker:
             fence = ClaimFence(self.results_dir, claim, heartbeat, self.retries)
             state = db.run_state(self.results_dir, cell.run_id)
             spec = RunSpec(cell.model, cell.train, cell.data, self.results_dir, cell.run_id, resume=state.exists,
-                           sweep=self.sweep, arm=cell.arm)
+                           sweep=self.sweep, arm=cell.arm, keep_checkpoints=self.keep_checkpoints)
             how = "resuming" if state.exists else "starting"
             _log(self.name, f"{how} {cell.label} ({cell.run_id}, claim {claim.generation})")
             try:
@@ -355,6 +355,8 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--optuna-storage", help="SQLAlchemy URL of the searches' Optuna storage (default: SQLite in the results dir)")
     parser.add_argument("--devices-per-cell", type=int, default=1, help="devices (processes) each cell trains on")
     parser.add_argument("--strategy", default="ddp", help="ddp or fsdp, for cells on several devices")
+    parser.add_argument("--keep-checkpoints", choices=("last", "all", "none"), default="last",
+                        help="checkpoints a cell keeps (harness.train.checkpointing)")
     return parser
 
 
@@ -370,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     helper_args = ["--results", str(args.results), "--sweep", args.sweep,
                    *(["--threads", str(args.threads)] if args.threads else [])]
     return Worker(args.results, args.sweep, args.worker, args.retries, args.stale_after, args.optuna_storage,
-                  args.heartbeat_every, Placement(args.devices_per_cell, args.strategy)).run(helper_args)
+                  args.heartbeat_every, Placement(args.devices_per_cell, args.strategy), args.keep_checkpoints).run(helper_args)
 
 
 def exit_now(code: int) -> None:

@@ -123,3 +123,15 @@ def test_dry_run_lists_every_cell_and_trains_nothing(tmp_path, ablation_file, ca
         assert run_id in out
     assert "t: 8 cells, 2 arms, baseline 'base'; 0 already finished. Estimated time with 1 worker(s):" in out
     assert not (tmp_path / "results").exists()
+
+
+def test_keep_checkpoints_reaches_every_cell_of_a_sweep(tmp_path, ablation_file):
+    """--keep-checkpoints travels from the command line to each worker (handed over on standby) and its runs."""
+    from harness.train.checkpoints import checkpoint_dir
+
+    path, results = ablation_file(steps=6, checkpoint_every=2), tmp_path / "results"
+    sweep = start_sweep(path, results, "--workers", "2", "--keep-checkpoints", "all", "--no-progress")
+    assert sweep.wait(timeout=300) == 0, sweep.communicate()[1]
+    for run_id in cell_ids(path):
+        kept = sorted(p.name for p in checkpoint_dir(results, run_id).glob("step*.ckpt"))
+        assert kept == ["step0000002-g0.ckpt", "step0000004-g0.ckpt", "step0000006-g0.ckpt"], (run_id, kept)  # claim g0
