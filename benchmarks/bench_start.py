@@ -51,8 +51,10 @@ ablation = Ablation(
 
 PHASES = ("plan", "claim", "step 1", "last", "exit", "fixed")
 
-# What a worker imports before it can train, per tree (the commit before issue 16 has no import_training).
-WORKER_IMPORTS = ("import experiments.workers.worker as w\n"
+# What a worker imports before it can train, per tree (before issue 16: experiments/worker.py, no import_training).
+WORKER_IMPORTS = ("import importlib, importlib.util\n"
+                  "w = importlib.import_module('experiments.workers.worker' if importlib.util.find_spec('experiments.workers') "
+                  "else 'experiments.worker')\n"
                   "getattr(w, 'import_training', lambda: __import__('harness.train.run'))()")
 IMPORTS = {"torch": "import torch", "torch + lightning.pytorch": "import torch, lightning.pytorch"}
 
@@ -60,7 +62,8 @@ IMPORTS = {"torch": "import torch", "torch + lightning.pytorch": "import torch, 
 def launch(tree: Path, ablation: Path, results: Path, workers: int, report: bool) -> dict[str, float]:
     """One `harness sweep` into a fresh results directory; its phases in seconds from the launch."""
     shutil.rmtree(results, ignore_errors=True)
-    command = [sys.executable, "-m", "cli.main", "sweep", str(ablation), "--results", str(results),
+    cli = "cli.main" if (tree / "cli" / "main.py").is_file() else "harness.cli.main"  # before issue 16: inside harness
+    command = [sys.executable, "-m", cli, "sweep", str(ablation), "--results", str(results),
                "--workers", str(workers), "--no-progress", *([] if report else ["--no-report"])]
     env = {**os.environ, "PYTHONPATH": str(tree)}
     started = time.time()
