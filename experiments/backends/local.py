@@ -18,6 +18,7 @@ from experiments.workers.live_report import LiveReport
 from experiments.workers.progress import EXIT_CELLS_LEFT, ProgressReader, exit_code, left_lines, render
 
 REFRESH_EVERY = 0.5
+EXIT_POLL = 0.05  # a worker's exit is noticed this soon (a waitpid each time: nothing to read)
 MAX_RESPAWNS = 3  # per worker slot: a worker that keeps dying is a bug to read in its log, not to retry forever
 
 
@@ -90,10 +91,7 @@ class LocalSweep:
                 running = [p for p in self.processes if p is not None and p.poll() is None]
                 if not running:
                     break
-                try:  # the next refresh, or sooner when this worker ends: the last one's end is the sweep's
-                    running[0].wait(timeout=REFRESH_EVERY)
-                except subprocess.TimeoutExpired:
-                    pass
+                _wait_any(running, REFRESH_EVERY)
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -141,6 +139,13 @@ class LocalSweep:
             print(f"  failed: cell {cell.index} {cell.label} ({cell.run_id}); traceback in the runs view's summary, "
                   f"log under {self.logs}/", file=sys.stderr)
         return exit_code(progress)
+
+
+def _wait_any(processes: list[subprocess.Popen], timeout: float) -> None:
+    """Return when one of `processes` ends (the last worker's end is the sweep's) or after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and all(p.poll() is None for p in processes):
+        time.sleep(EXIT_POLL)
 
 
 def run_local(workers: LocalWorkers, *, progress: bool = True, report: list[str] | None = None) -> int:

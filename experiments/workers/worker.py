@@ -33,6 +33,7 @@ from experiments.workers.progress import DEFAULT_STALE_AFTER
 from harness.train.placement import SINGLE_DEVICE, Placement
 
 POLL_EVERY = 1.0
+POLL_FLOOR = 0.1  # seconds between looks at a few cells others hold: the last one's end is the sweep's end
 LOST = "lost"  # what `_train` returns for a cell whose claim this worker lost
 
 
@@ -213,13 +214,13 @@ class Worker:
             while True:
                 if stop_requested():
                     return 128 + stop_requested()
-                waiting, trained = False, False
+                waiting, trained = 0, False  # waiting: cells others train (if they die, they come back to us)
                 for cell in self.cells:
                     if not self._needs_work(cell):
                         continue
                     claim = self._claim(cell)
                     if claim is None:
-                        waiting = True  # someone else trains it; if they die, it comes back to us
+                        waiting += 1
                         continue
                     if not self._needs_work(cell):  # finished between our look and our claim
                         self._let_go(cell, claim)
@@ -234,12 +235,12 @@ class Worker:
                     searched = self._search_once()
                     if searched == "stopped":
                         return 128 + self.stopped_by
-                    trained, waiting = searched in ("trained", "confirming"), waiting or searched == "waiting"
+                    trained = searched in ("trained", "confirming")
                 if not trained:
-                    if not waiting:
+                    if not waiting and searched != "waiting":
                         _log(self.name, "no cell left")
                         return 0
-                    time.sleep(POLL_EVERY)
+                    time.sleep(POLL_EVERY if searched == "waiting" else poll_interval(waiting))
 
     def _search_once(self) -> str:
         """Run one trial of the first study that has room: 'trained', 'confirming' (a done study's confirmation
@@ -299,6 +300,13 @@ class Worker:
             runner.optuna_study.enqueue_trial(trial.params, user_attrs={RETRY_OF: cell.trial})  # raised: the same configs again
         _log(self.name, f"{label}: told")
         return "told"
+
+
+def poll_interval(waiting: int) -> float:
+    """Seconds before a worker with nothing to train looks again at the `waiting` cells others hold: soon when
+    few are left (at a sweep's end its last exit waits on this look), at most POLL_EVERY; either way a worker
+    reads at most about ten claims a second."""
+    return min(POLL_EVERY, POLL_FLOOR * max(1, waiting))
 
 
 def _finished(runner, trial) -> bool:
