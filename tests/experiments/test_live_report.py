@@ -91,10 +91,11 @@ def test_ctrl_c_to_the_group_does_not_stop_the_report_process(results, tmp_path)
 
 
 def test_a_sweep_rewrites_its_page_while_it_runs_and_ends_with_a_finished_one(tmp_path, ablation_file):
-    path = ablation_file(seeds=2, steps=80)
+    path = ablation_file(seeds=2, steps=450)
     results = tmp_path / "results"
-    # Cells of a few seconds each: the report process (nice 10) gets CPU between and beside them, so a partial
-    # page is written while cells train (bench_sweep --report: a rewrite every 10-20 s on a full machine).
+    # Cells of a few seconds each: the report process (nice 10, started once the first cell has taken a step,
+    # then seconds of imports) gets CPU between and beside them, so a partial page is written while cells train
+    # (bench_sweep --report: a rewrite every 10-20 s on a full machine).
     done = subprocess.run([sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results),
                            "--set", "vocab_size=512", "--workers", "1", "--no-progress"],
                           capture_output=True, text=True, timeout=300)
