@@ -122,12 +122,12 @@ def comparison(args: argparse.Namespace) -> tuple[list[dict], list[str], str | N
     from cli.forked import Forked
     from harness.config.base import ConfigError
 
-    # The store is read in a child process (DuckDB, no scipy) while this one imports scipy.stats (no DuckDB).
+    # The store is read in a child process (DuckDB, no scipy) while this one imports scipy.stats (no DuckDB); a
+    # user error found there (no such sweep, metric or baseline) cuts the import short.
     with Forked(read_cells, args.results, args.sweep, args.metric, args.baseline, expected=(ConfigError,)) as reading:
         from analysis.cells import add_selection
         from analysis.comparison import COLUMNS, comparison_table
-
-        cells, partial, labels = reading.result()
+    cells, partial, labels = reading.result()
     rows = comparison_table(cells, args.min_effect)
     COLUMNS = [*COLUMNS, *add_selection(rows, cells)]  # in a search: how each arm's seed outcomes were chosen
     if args.sequential:

@@ -4,7 +4,9 @@
 about half a second reading the store: in a thread the two serialize on the GIL; in a child process they
 take a core each. The child sends back its return value, or one of the `expected` exceptions (user errors,
 raised here as they were there); any other failure runs the function in this process instead, so a bug
-shows its own traceback. Only on Linux, and only with no other thread running: elsewhere (macOS's system
+shows its own traceback. A user error need not wait for the slow work: the child signals it (SIGUSR1), the
+work in the block is abandoned, and `result()`, called after the block, raises it (an unknown sweep's
+message in half a second, not after scipy's import). Only on Linux, and only with no other thread running: elsewhere (macOS's system
 libraries are not fork-safe) the function simply runs here.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import sys
 import threading
 from typing import Callable
@@ -19,13 +22,20 @@ from typing import Callable
 RETRY = "retry"  # the child could not answer: call the function here
 
 
+class _Answered(Exception):
+    """Raised in the block when the child has answered with a user error: the rest of the block is moot."""
+
+
 class Forked:
-    """`with Forked(function, *args, expected=(...)) as job: <slow work>; value = job.result()`."""
+    """`with Forked(function, *args, expected=(...)) as job: <slow work>` then `value = job.result()` (after
+    the block, so that a user error from the child can cut the slow work short)."""
 
     def __init__(self, function: Callable, *args, expected: tuple[type[BaseException], ...] = ()) -> None:
         self.function, self.args, self.expected = function, args, expected
         self.pid: int | None = None
         self.read: int | None = None
+        self._in_block = self._answered = False
+        self._previous_handler = None
 
     def __enter__(self) -> Forked:
         # Forking a process with other threads can copy a lock some thread holds; never do it then.
@@ -33,13 +43,21 @@ class Forked:
             return self
         sys.stdout.flush()
         sys.stderr.flush()  # else the child's exit path could write our buffered output a second time
+        self._previous_handler = signal.signal(signal.SIGUSR1, self._on_answer)
+        self._in_block = True
         self.read, write = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:
             os.close(self.read)
+            signal.signal(signal.SIGUSR1, signal.SIG_DFL)
             self._answer(write)
         os.close(write)
         return self
+
+    def _on_answer(self, signum, frame) -> None:
+        if self._in_block:  # else result() is reading the answer already
+            self._in_block, self._answered = False, True
+            raise _Answered
 
     def _answer(self, write: int) -> None:
         """In the child: send (kind, value) and leave without running the parent's exit handlers."""
@@ -50,10 +68,12 @@ class Forked:
                 answer = ("error", error)
             payload = pickle.dumps(answer)
         except BaseException:  # a bug, or Ctrl-C: the parent decides
-            payload = pickle.dumps((RETRY, None))
+            answer, payload = (RETRY, None), pickle.dumps((RETRY, None))
         try:
             with os.fdopen(write, "wb") as sink:
                 sink.write(payload)
+            if answer[0] == "error":
+                os.kill(os.getppid(), signal.SIGUSR1)  # the parent's slow work is moot now
             sys.stdout.flush()
             sys.stderr.flush()
         finally:
@@ -61,6 +81,7 @@ class Forked:
 
     def result(self):
         """The function's value (raising what it raised, if expected); computed here when there is no child."""
+        self._in_block = False
         if self.pid is None:
             return self.function(*self.args)
         with os.fdopen(self.read, "rb") as source:
@@ -77,8 +98,17 @@ class Forked:
             os.close(self.read)
             self.read = None
         if self.pid is not None:
-            os.waitpid(self.pid, 0)
+            os.waitpid(self.pid, 0)  # the child's signal, if any, was delivered before it exited
             self.pid = None
+        if self._previous_handler is not None:
+            signal.signal(signal.SIGUSR1, self._previous_handler)
+            self._previous_handler = None
 
-    def __exit__(self, *exc) -> None:
-        self._reap()
+    def __exit__(self, kind, error, traceback) -> bool:
+        """Leaving normally or because the child answered with an error: the answer waits for result(). Leaving
+        on any other exception: the child is let go. (_Answered may reach here as another exception: raised in
+        an extension module's initialization, it becomes ImportError('initialization failed').)"""
+        self._in_block = False
+        if kind is not None and not self._answered:
+            self._reap()
+        return self._answered

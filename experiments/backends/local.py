@@ -84,7 +84,8 @@ class LocalSweep:
                 self.display.show(render(self.sweep, progress, elapsed, eta))
                 if progress.done != last_done:
                     last_done = progress.done
-                    self.report.cell_finished()
+                    if progress.done < progress.total:  # the last cell's page is the closing one, drawn once
+                        self.report.cell_finished()  # the workers have exited and their claims are released
                 elif any(claim.step for _, claim in progress.running):
                     self.report.start()  # once training has begun: its imports would delay the workers' first step
                 self._respawn_dead(progress)

@@ -94,3 +94,34 @@ def test_leaving_early_does_not_block_on_a_large_answer():
         except ChildProcessError:
             print("reaped")
     """) == "reaped"
+
+
+def test_a_user_error_in_the_child_cuts_the_slow_work_short():
+    # `harness compare` on an unknown sweep: the message must not wait for the seconds of scipy's import.
+    assert _run("""
+        import time
+        def refuse():
+            raise ConfigError("no sweep named 'kq'")
+        started = time.monotonic()
+        with Forked(refuse, expected=(ConfigError,)) as job:
+            time.sleep(60)  # the slow work, abandoned when the child's answer is an error
+        try:
+            job.result()
+        except ConfigError as error:
+            print(error, time.monotonic() - started < 30)
+    """) == "no sweep named 'kq' True"
+
+
+def test_a_value_lets_the_slow_work_finish_and_is_read_after_the_block():
+    assert _run("""
+        import time
+        with Forked(os.getpid) as job:
+            time.sleep(0.5)
+            finished = True
+        child = job.result()
+        try:
+            os.waitpid(child, 0)
+            print("not reaped")
+        except ChildProcessError:
+            print(finished, child != parent, "reaped")
+    """) == "True True reaped"
