@@ -10,10 +10,12 @@ from pathlib import Path
 from cli.table import render_table
 
 # With no finished run in the store to measure from: the wall-time FLOP rate of one worker of the README's
-# sweep (tiny, CPU_PROXY, 2 workers on an idle 2-core machine; docs/benchmarks.md), and the fixed cost of a
-# cell in a warm worker (model, Trainer, first-step compile of kernels).
-DEFAULT_FLOPS_PER_SECOND = 3e9
-CELL_OVERHEAD_S = 1.0
+# sweep (qk_stability: tiny, CPU_PROXY, 2 workers on an idle 2-core machine, 2.2e10 measured; docs/benchmarks.md).
+# A run's own wall time (what a rate covers) starts at its set-up; between two runs a warm worker spends
+# 0.04 s, and a launch pays its workers' start and its closing once (docs/benchmarks.md, "Start-up").
+DEFAULT_FLOPS_PER_SECOND = 2e10
+CELL_OVERHEAD_S = 0.1
+LAUNCH_OVERHEAD_S = 5.0
 
 
 def measured_rate(results_dir: Path) -> float | None:
@@ -87,5 +89,6 @@ def print_dry_run(plan, results_dir: Path, workers: int) -> None:
               f"{confirm}; the estimate below counts the trials and confirmations.")
         seconds *= plan.ablation.trials + plan.ablation.confirm_seeds
     basis = "measured from this store's finished runs" if rate else f"assuming {DEFAULT_FLOPS_PER_SECOND:.0e} FLOP/s per worker"
+    estimate = seconds / workers + (LAUNCH_OVERHEAD_S if done < len(plan.cells) else 0.0)
     print(f"\n{plan.name}: {len(plan.cells)} cells, {len(plan.arms)} arms, baseline {plan.baseline!r}; {done} already "
-          f"finished. Estimated time with {workers} worker(s): {_duration(seconds / workers)} ({basis}).")
+          f"finished. Estimated time with {workers} worker(s): {_duration(estimate)} ({basis}).")
