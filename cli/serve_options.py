@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 
 DEFAULT_HOST = "127.0.0.1"  # = analysis.report.serve.DEFAULT_HOST, without importing it for --help
 DEFAULT_PORT = 8765
@@ -16,9 +17,16 @@ def add_serve_options(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT}; 0 picks a free one)")
 
 
+def _stop(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def serve_until_interrupted(server, path: str = "") -> None:
-    """Print where the server answers, then serve until Ctrl-C."""
+    """Print where the server answers, then serve until Ctrl-C or SIGTERM. Both are handled here, whatever the
+    process inherited: a process started in the background by a script inherits SIGINT ignored, and a server
+    left on a login node is ended with `kill`."""
     host, port = server.server_address[:2]
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     print(f"serving http://{host}:{port}/{path} (Ctrl-C to stop)", flush=True)
     try:
         server.serve_forever()
@@ -26,3 +34,5 @@ def serve_until_interrupted(server, path: str = "") -> None:
         pass
     finally:
         server.server_close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,3 +1,4 @@
+import signal
 import socket
 import subprocess
 import sys
@@ -47,6 +48,21 @@ def test_serve_answers_on_localhost_until_interrupted(results):
         deadline = time.monotonic() + 10
         while server.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
+    assert server.returncode == 0
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_server_started_with_sigint_ignored_still_stops_on_ctrl_c_and_on_sigterm(results, stop):
+    # A script's background job (`harness report S --serve &`) inherits SIGINT ignored from its shell.
+    command = [sys.executable, "-m", "cli.main", "report", "qk", "--results", str(results), "--serve", "--port", "0"]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        server.stdout.readline()
+        assert server.stdout.readline().startswith("serving http://127.0.0.1:")
+    finally:
+        server.send_signal(stop)
+        server.wait(timeout=30)
     assert server.returncode == 0
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import db
 import pytest
 
+from ablations.qk_stability import ablation as qk_stability
 from cli.main import main
 from experiments import Ablation
 
@@ -57,7 +58,7 @@ def test_flags_the_ablation_ignores_are_warned_about(tmp_path):
     done = cli("sweep", "qk_stability", "--dry-run", "--set", "lr=0.01", "--optuna-storage", "sqlite:///x.db",
                "--results", str(tmp_path / "results"))
     assert done.returncode == 0, done.stderr
-    assert "warning: --set lr=0.01 is ignored: the ablation sweeps lrs=[0.001, 0.01, 0.03, 0.1]" in done.stderr
+    assert f"warning: --set lr=0.01 is ignored: the ablation sweeps lrs={list(qk_stability.lrs)}" in done.stderr
     assert "warning: --optuna-storage is ignored: the ablation has no search (tune=)." in done.stderr
 
 
