@@ -3,7 +3,6 @@ an estimate of the sweep's time."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 

@@ -214,7 +214,7 @@ class Worker:
             while True:
                 if stop_requested():
                     return 128 + stop_requested()
-                waiting, trained = 0, False  # waiting: cells others train (if they die, they come back to us)
+                waiting, trained, searched = 0, False, None  # waiting: cells others train (if they die, back to us)
                 for cell in self.cells:
                     if not self._needs_work(cell):
                         continue
