@@ -33,6 +33,11 @@ def check_ladder_options(args: argparse.Namespace) -> None:
         raise ConfigError(f"{given[0]} needs --ladder (it is where the ladder's fits are extrapolated to).")
     if args.ladder and (args.across is not None or args.sequential):
         raise ConfigError(f"--ladder and {'--across' if args.across is not None else '--sequential'}: give one.")
+    check_targets(args)
+
+
+def check_targets(args: argparse.Namespace) -> None:
+    """ConfigError for a --target-flops or --target-params that is not a positive number (compare and plot)."""
     for name in ("target_flops", "target_params"):
         value = getattr(args, name)
         if value is not None and not value > 0:

@@ -6,8 +6,8 @@ take a core each. The child sends back its return value, or one of the `expected
 raised here as they were there); any other failure runs the function in this process instead, so a bug
 shows its own traceback. A user error need not wait for the slow work: the child signals it (SIGUSR1), the
 work in the block is abandoned, and `result()`, called after the block, raises it (an unknown sweep's
-message in half a second, not after scipy's import). Only on Linux, and only with no other thread running: elsewhere (macOS's system
-libraries are not fork-safe) the function simply runs here.
+message in half a second, not after scipy's import). Only on Linux, and only with no other thread running:
+elsewhere (macOS's system libraries are not fork-safe) the function simply runs here.
 """
 
 from __future__ import annotations

@@ -35,12 +35,12 @@ def register(subparsers) -> None:
 
 def _check_target(args: argparse.Namespace) -> None:
     """A target belongs to the ladder figure, and is a positive number."""
+    from cli.compare_ladder import check_targets
+
     for name in ("target_flops", "target_params"):
-        value, option = getattr(args, name), f"--{name.replace('_', '-')}"
-        if value is not None and args.figure != "ladder":
-            raise ConfigError(f"{option} applies to the ladder figure only, not {args.figure!r}.")
-        if value is not None and not value > 0:
-            raise ConfigError(f"{option} {value:g} is invalid: it must be a positive number.")
+        if getattr(args, name) is not None and args.figure != "ladder":
+            raise ConfigError(f"--{name.replace('_', '-')} applies to the ladder figure only, not {args.figure!r}.")
+    check_targets(args)
 
 
 def run(args: argparse.Namespace) -> int:

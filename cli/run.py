@@ -88,7 +88,9 @@ def run(args: argparse.Namespace) -> int:
 
 def add_keep_checkpoints(parser) -> None:
     """--keep-checkpoints, shared by `harness run` and `harness sweep`."""
-    parser.add_argument("--keep-checkpoints", choices=("last", "all", "none"), default="last",
+    from harness.train.checkpoints import KEEP_CHECKPOINTS  # torch-free
+
+    parser.add_argument("--keep-checkpoints", choices=KEEP_CHECKPOINTS, default="last",
                         help="last: a run keeps its newest checkpoint only (the result's, for `harness sample`; default); "
                         "all: every periodic one too; none: removed once the run has a result (never while it can resume)")
 

@@ -40,8 +40,7 @@ def pair_tests(loss: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[tuple[int
 def decision_consistency(data: LadderData) -> pd.DataFrame:
     """`COLUMNS`, one row per rung below the largest (smallest first); `pairs` counts the pairs resolved at the
     largest rung that both variants ran here too, `share` = agree / pairs (NaN without such a pair)."""
-    top_delta, top_p, top_pairs = pair_tests(data.loss[:, -1])
-    decided = {pair: np.sign(d) for pair, d, p in zip(top_pairs, top_delta, top_p) if p < stats.ALPHA and d != 0}
+    decided = _decided(data)
     top_compute = np.nanmedian(data.compute[:, -1])
     rows = []
     for r, rung in enumerate(data.rungs[:-1]):
@@ -57,7 +56,12 @@ def decision_consistency(data: LadderData) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def _decided(data: LadderData) -> dict[tuple[int, int], float]:
+    """The pairs of variants the largest rung resolves, each with the sign of its difference."""
+    delta, p, pairs = pair_tests(data.loss[:, -1])
+    return {pair: np.sign(d) for pair, d, q in zip(pairs, delta, p) if q < stats.ALPHA and d != 0}
+
+
 def decided_pairs(data: LadderData) -> int:
     """How many pairs of variants the largest rung resolves (what consistency is measured against)."""
-    delta, p, _ = pair_tests(data.loss[:, -1])
-    return int(np.sum((p < stats.ALPHA) & (delta != 0)))
+    return len(_decided(data))

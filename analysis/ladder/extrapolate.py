@@ -20,7 +20,7 @@ import pandas as pd
 
 from analysis.errors import AnalysisError
 from analysis.ladder.curve import predict
-from analysis.ladder.fits import LadderFit, expanded_interval
+from analysis.ladder.fits import LadderFit, expanded_interval, points_of
 from analysis.ladder.points import LadderData
 
 DEFAULT_REACH = {"compute": 100, "params": 10}  # no target given: two decades of compute (one of size) past the largest rung
@@ -132,8 +132,7 @@ def drawn(fit: LadderFit, target: Target, points: int = 120) -> list[Drawn]:
     x = fit.data.axis(fit.axis)
     found = []
     for v, label in enumerate(fit.data.labels):
-        keep = ~np.isnan(fit.data.loss[v]) & ~np.isnan(x[v])[:, None]
-        xs, ys = np.broadcast_to(x[v][:, None], keep.shape)[keep], fit.data.loss[v][keep]
+        xs, ys = points_of(x[v], fit.data.loss[v])
         curve = None
         if fit.fitted(v):
             grid = np.geomspace(np.nanmin(x[v]), target.value, points)

@@ -97,7 +97,7 @@ def replicate_losses(loss: np.ndarray, replicates: int, rng: np.random.Generator
     return np.where(slots, mean[..., None] + drawn, np.nan)
 
 
-def _points(x: np.ndarray, loss: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def points_of(x: np.ndarray, loss: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(x, y) of one variant's runs: x [R], loss [R, S] (NaN: none)."""
     keep = ~np.isnan(loss) & ~np.isnan(x)[:, None]
     return np.broadcast_to(x[:, None], loss.shape)[keep], loss[keep]
@@ -105,7 +105,7 @@ def _points(x: np.ndarray, loss: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _curve(x: np.ndarray, loss: np.ndarray) -> tuple[Curve | None, str]:
     try:
-        curve = fit_curve(*_points(x, loss))
+        curve = fit_curve(*points_of(x, loss))
     except TooFewRungs as why:
         return None, f"not fitted: {why}"
     return curve, curve.note
@@ -122,7 +122,7 @@ def fit_ladder(data: LadderData, axis: str = "compute", replicates: int = REPLIC
         if curve is None or not curve.converged:
             continue
         for b in range(replicates):
-            px, py = _points(x[v], samples[b, v])
+            px, py = points_of(x[v], samples[b, v])
             theta, converged = solve(np.log(px / curve.ref), py, [np.asarray(curve.theta)])
             if converged:
                 boot[b, v] = theta

@@ -111,7 +111,8 @@ def ladder_data(sweep: Sweep, metric: str, baseline: str | None = None) -> Ladde
     runs, sql = ladder_runs(sweep, metric)
     base = baseline_variant(sweep, set(runs["variant"]), baseline)
     variants = [base] + sorted(v for v in runs["variant"].unique() if v != base)
-    labels = [variant_labels(sweep).get(v, v) for v in variants]
+    names = variant_labels(sweep)
+    labels = [names.get(v, v) for v in variants]
     rungs = runs.groupby("rung")["params"].median().sort_values().index.tolist()
     seeds = sorted(runs["seed"].unique().tolist())
     shape = (len(variants), len(rungs))

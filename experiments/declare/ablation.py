@@ -3,6 +3,7 @@ baseline arm. `experiments.plan.expand` turns it into cells; nothing here import
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -80,7 +81,7 @@ class Ablation:
             lrs = tuple(self.lrs) if isinstance(self.lrs, (list, tuple)) else None
             if not lrs or any(isinstance(lr, bool) or not isinstance(lr, (int, float)) or lr <= 0 for lr in lrs):
                 _fail(self.name, f"lrs={self.lrs!r} must be a non-empty list of positive learning rates")
-            repeated = sorted({float(lr) for lr in lrs if sum(float(x) == float(lr) for x in lrs) > 1})
+            repeated = sorted(lr for lr, n in Counter(map(float, lrs)).items() if n > 1)
             if repeated:
                 _fail(self.name, f"lrs={list(self.lrs)!r} repeats {', '.join(f'{lr:g}' for lr in repeated)}; give each LR once")
             object.__setattr__(self, "lrs", tuple(float(lr) for lr in lrs))

@@ -39,11 +39,6 @@ class Rung:
         """Parameters of the base model at this rung."""
         return calc.params(self.configs.model)
 
-    @property
-    def flops_per_token(self) -> int:
-        """Training FLOPs per token of the base model at this rung."""
-        return calc.flops_per_token(self.configs.model, self.configs.train.seq_len)
-
 
 def _budget(kind: str, amount: float, configs: RunConfigs) -> dict[str, float]:
     """A rung's budget rule as the budget of its cells: tokens per parameter become tokens."""

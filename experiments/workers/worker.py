@@ -30,6 +30,7 @@ from experiments.plan.cell import Cell
 from experiments.workers.claims import HEARTBEAT_EVERY, BeatWatcher, Claim, Heartbeat, check_stale_after, try_claim
 from experiments.search.trials import RETRY_OF, cell_number
 from experiments.workers.progress import DEFAULT_STALE_AFTER
+from harness.train.checkpoints import KEEP_CHECKPOINTS
 from harness.train.placement import SINGLE_DEVICE, Placement
 
 POLL_EVERY = 1.0
@@ -363,7 +364,7 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--optuna-storage", help="SQLAlchemy URL of the searches' Optuna storage (default: SQLite in the results dir)")
     parser.add_argument("--devices-per-cell", type=int, default=1, help="devices (processes) each cell trains on")
     parser.add_argument("--strategy", default="ddp", help="ddp or fsdp, for cells on several devices")
-    parser.add_argument("--keep-checkpoints", choices=("last", "all", "none"), default="last",
+    parser.add_argument("--keep-checkpoints", choices=KEEP_CHECKPOINTS, default="last",
                         help="checkpoints a cell keeps (harness.train.checkpointing)")
     return parser
 

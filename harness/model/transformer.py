@@ -65,6 +65,7 @@ class Transformer(nn.Module):
         self.lm_head = None if cfg.tie_embeddings else LMHead(cfg, registry.LM_HEAD.declared(cfg))
         self.aux_loss = torch.zeros(())
         self.logit_multiplier = readout_multiplier(cfg)  # 1/m under μP (MuReadout), tied or not
+        self.embedding_factor = embedding_factor(cfg)  # once, not per forward
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -98,7 +99,7 @@ class Transformer(nn.Module):
         x = self.tok_emb(input_ids)  # (B, T, d)
         if self.cfg.scale_embeddings:
             # Gemma rounds sqrt(d) to the hidden dtype before multiplying; do the same for parity.
-            x = x * torch.tensor(embedding_factor(self.cfg), dtype=x.dtype, device=x.device)
+            x = x * torch.tensor(self.embedding_factor, dtype=x.dtype, device=x.device)
         x, rotation = self.pos_emb(x, offset)
         # Gemma 3: sliding-window layers rotate by their own base (rope_local_theta).
         local = self.pos_emb.local_rotation(x, offset) if self.cfg.rope_local_theta is not None else rotation

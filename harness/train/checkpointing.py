@@ -14,11 +14,11 @@ from pathlib import Path
 
 from lightning.pytorch import Callback
 
+from db.segments import RESULTS  # the statuses that end a run: it never resumes after one
+
 from harness.train.checkpoints import LAST, checkpoint_dir, run_checkpoint
 from harness.train.fencing import UNFENCED, Fence, FenceLost
 
-KEEP_CHECKPOINTS = ("last", "all", "none")  # the newest only (default); every one; none once the run has a result
-RESULTS = ("completed", "diverged", "pruned")
 CLAIM_KEY = "harness_claim"  # the claim generation a checkpoint was written under (None outside sweeps)
 
 

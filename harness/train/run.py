@@ -71,7 +71,7 @@ class RunSpec:
     resume: bool = False  # continue from the last checkpoint; with none, start again at step 0 as a new segment
     sweep: str | None = None
     arm: str | None = None
-    keep_checkpoints: str = "last"  # harness.train.checkpointing.KEEP_CHECKPOINTS; no effect on results or keys
+    keep_checkpoints: str = "last"  # harness.train.checkpoints.KEEP_CHECKPOINTS; no effect on results or keys
 
 
 @dataclass(frozen=True)
