@@ -1,19 +1,29 @@
-"""The live dashboard's writer: a long-lived, low-priority process that rewrites a sweep's report each time
-its runner says a cell finished.
+"""The live dashboard's writer: a long-lived process that rewrites a sweep's report each time its runner says a
+cell finished, and draws the last page when the runner ends.
 
     python -m analysis.report.live --results DIR --sweep NAME
 
-Protocol: the runner writes one line to stdin per finished cell. Imports happen once, at start. A rewrite
-starts as soon as a line arrives; lines that arrive during a rewrite are answered by the next one, so every
-finished cell is followed by a rewrite that read the store after it finished. After each rewrite one line
-goes to stdout: `wrote <lines answered so far> partial|finished` (what the page shows) or
-`failed <lines answered so far> <message>`. At end of input the runner has ended: if the last page showed
-cells waiting and none training, it is drawn once more as interrupted (it stops reloading). Then the process
-exits, and only then: it ignores SIGINT and SIGTERM, which reach it with the runner's
-process group, so that the runner can still ask for a last rewrite after a Ctrl-C. It runs at nice `NICE`
-in the runner's session (a session of its own would be a scheduler autogroup of its own, where nice counts
-for nothing against the workers), so it takes only the CPU the workers leave. A log line per rewrite goes to
-stderr: `<UTC time> report: 12 of 24 cells; partial in 2.3 s → <page>`.
+Protocol: the runner writes lines to stdin.
+- `cell`: a cell finished. A partial page is drawn as soon as a line arrives; lines that arrive while it is
+  drawn are answered by the next one, so every finished cell is followed by a page that read the store after
+  it finished.
+- `hold`: the runner is about to compact the store: a partial page being drawn is abandoned (its lines are
+  answered by the next page) and nothing reads the store until the next line; answered `held <answered>`.
+- `last`: the runner is ending: a partial page being drawn is abandoned and the page is drawn as it will stay
+  (the runner known to have ended: a sweep with cells waiting and none training reads as interrupted and stops
+  reloading).
+After each page one line goes to stdout: `wrote <lines answered so far> partial|finished` (what the page
+shows) or `failed <lines answered so far> <message>`. At end of input without `last` the runner has died: a
+partial page in flight is abandoned, and if the last page showed cells waiting and none training it is drawn
+once more as interrupted. Then the process exits, and only then: it ignores SIGINT and SIGTERM, which reach it
+with the runner's process group, so that the runner can still ask for a last page after a Ctrl-C.
+
+Priorities (analysis.report.live_pages): the imports (seconds, once, when the process starts: after a cell's
+first step) and the last page run at normal priority, so that a sweep's close does not wait for them behind
+the workers; partial pages are drawn by forked children at nice `NICE` in the runner's session (a session of
+its own would be a scheduler autogroup of its own, where nice counts for nothing against the workers), so they
+take only the CPU the workers leave. A log line per page goes to stderr:
+`<UTC time> report: 12 of 24 cells; partial in 2.3 s → <page>`.
 """
 
 from __future__ import annotations
@@ -23,62 +33,123 @@ import os
 import select
 import signal
 import sys
-import time
-from collections.abc import Iterator
-from datetime import datetime, timezone
 
-NICE = 10
 CHUNK = 65536
 
 
-def requests(fd: int) -> Iterator[int]:
-    """Each time at least one line has arrived on `fd`: how many arrived (everything readable without waiting).
-    Ends at end of input."""
-    while True:
-        chunk = os.read(fd, CHUNK)  # blocks until the runner says something
-        if not chunk:
-            return
-        count = chunk.count(b"\n")
-        while select.select([fd], [], [], 0)[0]:
-            more = os.read(fd, CHUNK)
-            if not more:
+class Lines:
+    """The runner's lines on `fd`, split as they arrive; `ended` at end of input."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.ended, self._rest = fd, False, b""
+
+    def read(self) -> list[str]:
+        """The complete lines readable without waiting (call when `fd` is readable)."""
+        lines: list[str] = []
+        while not self.ended and select.select([self.fd], [], [], 0)[0]:
+            chunk = os.read(self.fd, CHUNK)
+            if not chunk:
+                self.ended = True
                 break
-            count += more.count(b"\n")
-        if count:
-            yield count
+            *complete, self._rest = (self._rest + chunk).split(b"\n")
+            lines += [line.decode(errors="replace").strip() for line in complete]
+        return lines
 
 
-def log(message: str) -> None:
-    """One line of the report log: when (UTC, when the rewrite ended), then what."""
-    print(f"{datetime.now(timezone.utc).isoformat(timespec='milliseconds')} report: {message}", file=sys.stderr, flush=True)
+class LivePages:
+    """The report process's state: lines waiting for a page, the partial page being drawn, what the last page
+    showed. `forking` ends once a page is drawn in this process (it then holds DuckDB's threads: no more forks)."""
+
+    def __init__(self, results_dir: str, sweep: str, answers) -> None:
+        from analysis.report.write import default_path
+
+        self.results_dir, self.sweep, self.answers = results_dir, sweep, answers
+        self.out = default_path(results_dir, sweep)
+        self.waiting = self.answered = 0
+        self.partial = None  # the PartialPage being drawn
+        self.held = False
+        self.forking = True
+        self.shown = None  # the last page's Drawn
+        self.stays = False  # the last page was drawn as it stays (the runner known to have ended)
+
+    def request(self, line: str) -> None:
+        """One line of the runner's (anything but `hold` and `last` counts as `cell`)."""
+        if line == "hold":
+            self._abandon()
+            self.held = True
+            self._say(f"held {self.answered}")
+            return
+        self.waiting += 1
+        self.held = False
+        if line == "last":
+            self._abandon()
+            self._draw_here()
+
+    def start_due(self) -> None:
+        """Start drawing a partial page for the lines waiting, unless one is being drawn or the store is held."""
+        from analysis.report.live_pages import PartialPage
+
+        if self.partial is not None or not self.waiting or self.held:
+            return
+        if not self.forking:
+            return self._draw_here(runner=True)
+        self.partial = PartialPage(self.results_dir, self.sweep, self.out, self.waiting)
+        self.waiting = 0
+
+    def partial_done(self) -> None:
+        """Answer the lines of the partial page just drawn (its child has answered or died)."""
+        partial, self.partial = self.partial, None
+        self._answer(partial.lines, partial.outcome(), stays=False)
+
+    def ended(self) -> None:
+        """End of input: the runner is gone (see the module docstring)."""
+        self._abandon()
+        if self.waiting or (not self.stays and self.shown is not None and self.shown.idle):
+            self._draw_here()
+
+    def _abandon(self) -> None:
+        if self.partial is not None:
+            self.partial.abandon()
+            self.waiting += self.partial.lines
+            self.partial = None
+
+    def _draw_here(self, runner: bool = False) -> None:
+        from analysis.report.live_pages import draw
+
+        self.forking = False
+        lines, self.waiting = self.waiting, 0
+        self._answer(lines, draw(self.results_dir, self.sweep, self.out, runner=runner), stays=not runner)
+
+    def _answer(self, lines: int, drawn, stays: bool) -> None:
+        self.answered += lines
+        if drawn.kind != "failed":  # a failed page left the last one in place
+            self.shown, self.stays = drawn, stays
+        if lines:
+            self._say(f"{'failed' if drawn.kind == 'failed' else 'wrote'} {self.answered} {drawn.message or drawn.kind}")
+
+    def _say(self, answer: str) -> None:
+        try:
+            print(answer, file=self.answers, flush=True)
+        except OSError:  # the runner is gone: nobody waits for this answer
+            pass
 
 
 def serve(results_dir: str, sweep: str, fd: int = 0, answers=None) -> None:
-    """Answer the runner's lines on `fd` with rewrites until end of input (see the module docstring);
-    the answers go to `answers` (default: stdout)."""
-    from analysis.report.write import default_path, render_report, write_page
-
-    answers = answers or sys.stdout
-    out = default_path(results_dir, sweep)
-    answered, last = 0, None
-    for count in requests(fd):
-        answered += count
-        started = time.monotonic()
-        try:
-            last = render_report(results_dir, sweep, runner=True)  # the runner is alive while it writes to us
-            write_page(last.page(), out)
-        except Exception as error:  # the report is a view: say why, keep answering
-            message = " ".join(f"{type(error).__name__}: {error}".split())
-            log(f"failed after {time.monotonic() - started:.1f} s: {message}")  # logged before the answer: a runner
-            print(f"failed {answered} {message}", file=answers, flush=True)  # that got the answer finds the line
-            last = None
-            continue
-        log(f"{last.info.progress()} in {time.monotonic() - started:.1f} s → {out}")
-        print(f"wrote {answered} {'partial' if last.info.running else 'finished'}", file=answers, flush=True)
-    if last is not None and last.info.running and not last.info.counts.get("running"):
-        stopped = last.stopped()  # the runner has ended with cells left, and no cell trains: nothing will rewrite it
-        write_page(stopped.page(), out)
-        log(f"{stopped.info.state}: {stopped.info.progress()}; the page no longer reloads → {out}")
+    """Answer the runner's lines on `fd` until end of input (see the module docstring); the answers go to
+    `answers` (default: stdout)."""
+    pages = LivePages(results_dir, sweep, answers or sys.stdout)
+    lines = Lines(fd)
+    while not lines.ended:
+        watched = [fd] + ([pages.partial.fd] if pages.partial is not None else [])
+        ready = select.select(watched, [], [])[0]
+        if pages.partial is not None and pages.partial.fd in ready:
+            pages.partial_done()
+        if fd in ready:
+            for line in lines.read():
+                pages.request(line)
+        if not lines.ended:
+            pages.start_due()
+    pages.ended()
 
 
 def one_thread_per_library() -> None:
@@ -95,7 +166,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
-    os.nice(NICE)
     one_thread_per_library()
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     sys.stdout = sys.stderr  # stdout carries the answers only: anything a library prints goes to the log
@@ -104,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     import analysis.summary  # noqa: F401
 
     serve(args.results, args.sweep, answers=answers)
-    return 0
+    answers.flush()
+    sys.stderr.flush()
+    os._exit(0)  # no interpreter teardown (pandas, scipy, matplotlib: 0.2-0.4 s) on the sweep's closing path
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,10 +58,6 @@ class Rendered:
 
         return render(self.info, self.analysis, self.figures, self.scripts)
 
-    def stopped(self) -> "Rendered":
-        """The same report, its runner known to have ended (a page with waiting cells says it is interrupted)."""
-        return replace(self, info=self.info.with_runner(False))
-
 
 def render_report(
     results_dir: str | os.PathLike | None, sweep: str, *,
@@ -90,10 +86,10 @@ def render_report(
     return Rendered(info, analysis, section(figures), list(scripts(payload)))
 
 
-def write_page(page: str, out: Path) -> None:
-    """Replace `out` with `page` atomically."""
+def write_page(page: str, out: Path, tag: str = "") -> None:
+    """Replace `out` with `page` atomically (through a temp file `.<name>.<tag><random>.tmp` beside it)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")  # unique: writers may overlap
+    handle, temp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.{tag}", suffix=".tmp")  # unique: writers may overlap
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as sink:
             sink.write(page)

@@ -131,7 +131,7 @@ class LocalSweep:
         if trained or not (db.sweep_dir(self.results_dir, self.sweep) / "report.html").exists():
             from db.compact import compact  # DuckDB: imported only here, off the path to the first step
 
-            self.report.settle()  # no rewrite reads the store while it is compacted
+            self.report.hold()  # nothing reads the store while it is compacted
             compact(self.results_dir)  # later queries of a finished sweep read a few merged shards, not thousands
             self.report.close()
         if self.report.error:

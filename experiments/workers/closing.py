@@ -59,7 +59,7 @@ def close_sweep(results_dir: Path, sweep: str, *, retries: int, stale_after: flo
             return "already"
         live = live or LiveReport(report, db.sweep_dir(results_dir, sweep) / "logs" / "report.log")
         live.start()
-        live.settle()  # no rewrite reads the store while it is compacted
+        live.hold()  # nothing reads the store while it is compacted
         from db.compact import compact
 
         compact(results_dir)

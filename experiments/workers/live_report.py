@@ -1,10 +1,12 @@
 """Keeps a running sweep's HTML report current: the runner's side of the report process's protocol.
 
-The report process (`harness sweep` passes `python -m analysis.report.live`, see its docstring) gets one line
-per finished cell and answers each with a rewrite; lines that arrive during a rewrite are answered by the
-next. It ignores the signals it gets with the runner's process group (Ctrl-C), so the runner can still ask for
-a last rewrite; if the runner dies, the process sees the end of its input and exits. experiments never imports
-analysis: the command is the only link.
+The report process (`harness sweep` passes `python -m analysis.report.live`, see its docstring) gets a `cell`
+line per finished cell and answers each with a partial page (drawn at low priority); lines that arrive during
+a rewrite are answered by the next. `hold` before a compaction makes it abandon a partial page in flight and
+read nothing; `last` on close abandons one too and draws the last page at once. It ignores the signals it gets
+with the runner's process group (Ctrl-C), so the runner can still ask for the last page; if the runner dies,
+the process sees the end of its input and exits. experiments never imports analysis: the command is the only
+link.
 """
 
 from __future__ import annotations
@@ -15,13 +17,13 @@ from pathlib import Path
 
 
 class LiveReport:
-    """`start()` early (the process imports while workers train), `cell_finished()` per finished cell, `settle()`
-    before compacting the store (no rewrite reads it meanwhile), `close()` for the last rewrite."""
+    """`start()` early (the process imports while workers train), `cell_finished()` per finished cell, `hold()`
+    before compacting the store (nothing reads it meanwhile), `close()` for the last page."""
 
     def __init__(self, command: list[str] | None, log: Path) -> None:
         self.command, self.log = command, Path(log)
         self.process: subprocess.Popen | None = None
-        self.sent = self.answered = 0
+        self.sent = self.answered = self.held = 0
         self.error: str | None = None
         self.finished_page = False  # the last page written shows the sweep finished: it is the final page
         self._ended = False
@@ -41,9 +43,13 @@ class LiveReport:
         try:
             for line in self.process.stdout:  # `wrote N partial|finished` or `failed N message`
                 kind, answered, *message = line.rstrip("\n").split(" ", 2) + [""]
-                if kind not in ("wrote", "failed") or not answered.isdigit():
+                if kind not in ("wrote", "failed", "held") or not answered.isdigit():
                     continue  # not an answer: nothing to wait for
                 with self._changed:
+                    if kind == "held":
+                        self.held += 1
+                        self._changed.notify_all()
+                        continue
                     self.answered = int(answered)
                     self.error = (message[0] or "failed") if kind == "failed" else None
                     self.finished_page = kind == "wrote" and message[0] == "finished"
@@ -55,15 +61,30 @@ class LiveReport:
 
     def cell_finished(self) -> None:
         """Ask for a rewrite that includes the cell that just finished."""
+        if self._send("cell"):
+            self.sent += 1
+
+    def _send(self, line: str) -> bool:
+        """Send one line (starting the process first); False when the process is gone (close() says so)."""
         self.start()
         if self.process is None or self._ended:
-            return
+            return False
         try:
-            self.process.stdin.write("cell\n")
+            self.process.stdin.write(f"{line}\n")
             self.process.stdin.flush()
-            self.sent += 1
-        except OSError:  # the process is gone; close() says so
-            pass
+        except OSError:
+            return False
+        return True
+
+    def hold(self) -> None:
+        """Return once the report process reads nothing from the store (a partial page being drawn is
+        abandoned; its cells are answered by the next page): call before compacting the store. It reads only
+        while a request is unanswered."""
+        with self._changed:
+            held, busy = self.held, self.answered < self.sent
+        if busy and self._send("hold"):
+            with self._changed:
+                self._changed.wait_for(lambda: self.held > held or self._ended)
 
     def settle(self) -> None:
         """Wait until every request so far has been answered (or the process has ended)."""
@@ -73,10 +94,10 @@ class LiveReport:
     def close(self) -> None:
         """The last page, then the end of the process; `error` says why the last page could not be written.
         A page that already shows the sweep finished is the last one (nothing it reads can change any more;
-        compaction changes no query's rows), so it is not drawn again."""
-        self.settle()
-        if not (self.finished_page and self.answered == self.sent):
-            self.cell_finished()
+        compaction changes no query's rows), so it is not drawn again; a partial page still being drawn is
+        abandoned for the last one."""
+        if not (self.finished_page and self.answered == self.sent) and self._send("last"):
+            self.sent += 1
         if self.process is None:
             return
         self.settle()
@@ -85,8 +106,8 @@ class LiveReport:
             self.error = f"the report process exited with code {self.process.returncode}; see {self.log}"
 
     def abandon(self) -> None:
-        """Let the process go without a last rewrite or any wait: it finishes a rewrite in flight (atomic, like
-        every rewrite), sees the end of its input and exits."""
+        """Let the process go without a last page or any wait: it sees the end of its input, abandons a partial
+        page in flight, redraws the last one as interrupted if it showed cells waiting and none training, and exits."""
         if self.process is not None:
             self._close_input()
 

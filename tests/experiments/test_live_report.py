@@ -1,6 +1,7 @@
 """`LiveReport` against the real report process (`python -m analysis.report.live`) on a synthetic store:
 every request answered by a rewrite that followed it, failures reported without ending the process,
-Ctrl-C ignored, a last page on close; and a real sweep's page rewritten while it ran."""
+Ctrl-C ignored, a last page on close (a partial page in flight abandoned for it), `hold` before a compaction;
+and a real sweep's page rewritten while it ran."""
 
 import os
 import signal
@@ -14,6 +15,7 @@ from experiments.workers.live_report import LiveReport
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))  # the synthetic-store writer of the analysis tests
 import synthetic  # noqa: E402
+from report_children import children, gone, starve  # noqa: E402
 
 
 def command(results: Path, sweep: str) -> list[str]:
@@ -61,6 +63,20 @@ def test_close_draws_a_last_page_after_a_partial_one(results, tmp_path):
     assert live.process.returncode == 0 and live.sent == live.answered == 2 and len(rewrites(log)) == 2
 
 
+def test_hold_and_close_do_not_wait_for_a_partial_page_in_flight(results, tmp_path):
+    log = tmp_path / "report.log"
+    live = LiveReport(command(results, "qk"), log)
+    live.hold()
+    assert live.process is None  # nothing asked, nothing reads the store: no process started for a hold
+    live.cell_finished()
+    child = starve(live.process.pid)  # the workers leave the partial page no CPU
+    live.hold()  # before a compaction
+    assert gone(child) and children(live.process.pid) == [] and live.answered == 0
+    live.close()
+    assert (live.sent, live.answered, live.error, live.process.returncode) == (2, 2, None, 0)
+    assert len(rewrites(log)) == 1 and "4 of 4 cells: finished" in (results / "sweeps" / "qk" / "report.html").read_text()
+
+
 def test_a_failed_rewrite_is_reported_and_the_process_keeps_answering(results, tmp_path):
     live = LiveReport(command(results, "kq"), tmp_path / "report.log")
     live.cell_finished()
@@ -93,9 +109,9 @@ def test_ctrl_c_to_the_group_does_not_stop_the_report_process(results, tmp_path)
 def test_a_sweep_rewrites_its_page_while_it_runs_and_ends_with_a_finished_one(tmp_path, ablation_file):
     path = ablation_file(seeds=2, steps=450)
     results = tmp_path / "results"
-    # Cells of a few seconds each: the report process (nice 10, started once the first cell has taken a step,
-    # then seconds of imports) gets CPU between and beside them, so a partial page is written while cells train
-    # (bench_sweep --report: a rewrite every 10-20 s on a full machine).
+    # Cells of a few seconds each: the report process (started once the first cell has taken a step, then
+    # seconds of imports; partial pages at nice 10) gets CPU between and beside them, so a partial page is
+    # written while cells train (bench_sweep --report: a rewrite every 10-20 s on a full machine).
     done = subprocess.run([sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results),
                            "--set", "vocab_size=512", "--workers", "1", "--no-progress"],
                           capture_output=True, text=True, timeout=300)
