@@ -52,10 +52,18 @@ ablation = Ablation(
 PHASES = ("plan", "claim", "step 1", "last", "exit", "fixed")
 
 # What a worker imports before it can train, per tree (before issue 16: experiments/worker.py, no import_training).
-WORKER_IMPORTS = ("import importlib, importlib.util\n"
-                  "w = importlib.import_module('experiments.workers.worker' if importlib.util.find_spec('experiments.workers') "
-                  "else 'experiments.worker')\n"
+# The module is chosen by the tree's files: an editable install of another tree would answer find_spec.
+WORKER_IMPORTS = ("import importlib\n"
+                  "w = importlib.import_module({module!r})\n"
                   "getattr(w, 'import_training', lambda: __import__('harness.train.run'))()")
+
+
+def worker_imports(tree: Path) -> str:
+    """The code that imports what a worker of `tree` imports before it can train."""
+    module = "experiments.workers.worker" if (tree / "experiments" / "workers").is_dir() else "experiments.worker"
+    return WORKER_IMPORTS.format(module=module)
+
+
 IMPORTS = {"torch": "import torch", "torch + lightning.pytorch": "import torch, lightning.pytorch"}
 
 
@@ -105,7 +113,7 @@ def import_costs(trees: list[Path], rounds: int) -> None:
     """Median CPU and wall seconds of the imports a worker makes before it can train, per tree, and of the bare
     torch and torch + Lightning imports, in `rounds` interleaved rounds."""
     cases = [(name, code, trees[0]) for name, code in IMPORTS.items()]
-    cases += [(f"worker imports, tree {i}", WORKER_IMPORTS, tree) for i, tree in enumerate(trees)]
+    cases += [(f"worker imports, tree {i}", worker_imports(tree), tree) for i, tree in enumerate(trees)]
     seen: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in cases}
     loads = []
     for _ in range(rounds):
