@@ -6,7 +6,7 @@ the report process stays at normal priority, idle, so that when the runner ends 
 still being drawn (its content is out of date by then: the child is killed and its temp file removed) and draw
 the last page without waiting behind the workers' leftovers. Forking is safe here: the process has imported
 the analysis stack but holds no DuckDB connection or thread pool of its own until it draws a page itself, and
-from then on it draws every page itself (`Pages.forking`).
+from then on it draws every page itself (`analysis.report.live.LivePages.forking`).
 """
 
 from __future__ import annotations

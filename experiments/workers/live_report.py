@@ -41,7 +41,7 @@ class LiveReport:
 
     def _read_answers(self) -> None:
         try:
-            for line in self.process.stdout:  # `wrote N partial|finished` or `failed N message`
+            for line in self.process.stdout:  # `wrote N partial|finished`, `failed N message` or `held N`
                 kind, answered, *message = line.rstrip("\n").split(" ", 2) + [""]
                 if kind not in ("wrote", "failed", "held") or not answered.isdigit():
                     continue  # not an answer: nothing to wait for
