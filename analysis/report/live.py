@@ -34,6 +34,8 @@ import select
 import signal
 import sys
 
+from analysis.report.live_pages import PartialPage, draw
+
 CHUNK = 65536
 
 
@@ -87,8 +89,6 @@ class LivePages:
 
     def start_due(self) -> None:
         """Start drawing a partial page for the lines waiting, unless one is being drawn or the store is held."""
-        from analysis.report.live_pages import PartialPage
-
         if self.partial is not None or not self.waiting or self.held:
             return
         if not self.forking:
@@ -114,8 +114,6 @@ class LivePages:
             self.partial = None
 
     def _draw_here(self, runner: bool = False) -> None:
-        from analysis.report.live_pages import draw
-
         self.forking = False
         lines, self.waiting = self.waiting, 0
         self._answer(lines, draw(self.results_dir, self.sweep, self.out, runner=runner), stays=not runner)
