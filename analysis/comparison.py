@@ -1,10 +1,13 @@
 """The comparison table from a sweep's finished cells: per-(arm, lr) means with t-intervals, and against the
 baseline at the same LR on matched seeds both the divergences and the loss, with Holm-adjusted verdicts.
 
-A seed's outcome is its completed value (a searched arm's best completed trial, the `best_trials` rule; else
-the mean of the seed's runs, normally one) or, when none of its runs completed, a divergence (a diverged run,
-or a completed one whose metric is not finite: `analysis.outcomes`). Means are over completed seeds. The
-pairing, the tests and the verdict rules are `analysis.pairs` and `analysis.verdicts`. Lower is better.
+A seed's outcome is its completed value or a divergence (a diverged run, or a completed one whose metric is not
+finite: `analysis.outcomes`). A searched arm's seed is its best completed trial (the `best_trials` rule; its trials
+are different configurations, so one that diverged is a bad configuration, not this seed's fate), and diverged only
+when none completed; any other seed with a diverged run is diverged, whatever its other runs did (a retry that
+completed does not undo a divergence: the worst case counts). Means are over completed seeds. The pairing, the
+tests and the verdict rules are `analysis.pairs`, `analysis.verdicts` and `analysis.verdict_rules`. Lower is
+better.
 
 No store access here (`analysis.compare` reads the cells): `harness compare` imports this module, and with it
 scipy.stats (~1 s), while a child process reads the store.
@@ -20,22 +23,28 @@ import numpy as np
 from analysis import stats
 from analysis.cells import MIN_EFFECT, Cells
 from analysis.errors import AnalysisError
-from analysis.pairs import DIVERGED, compare_pairs
-from analysis.verdicts import holm_family, verdicts
+from analysis.pairs import DIVERGED, Pairs, compare_pairs
+from analysis.verdict_rules import Verdict
+from analysis.verdicts import holm_family, loss_p, verdicts
 
 COLUMNS = [
     "arm", "lr", "seeds", "diverged", "mean", "ci_low", "ci_high",
-    "n_pairs", "arm_diverged", "baseline_diverged", "p_stability", "p_stability_holm",
-    "n", "delta", "delta_ci_low", "delta_ci_high", "p", "p_holm", "survivors_only", "verdict", "seeds_needed",
+    "n_pairs", "arm_diverged", "baseline_diverged", "arm_only", "baseline_only", "p_stability", "p_stability_holm",
+    "n", "delta", "delta_ci_low", "delta_ci_high", "p", "p_holm", "survivors_only", "verdict", "decided_by",
+    "seeds_needed",
 ]
 # Beside COLUMNS in every row, not printed by `harness compare`: matched seeds for 80% power to resolve the
-# *observed* difference (seeds_needed plans for min_effect), which the report shows labelled beside it.
+# *observed* difference (seeds_needed plans for min_effect), which the report shows labelled beside it; and the
+# order the row's evidence points to, resolved or not: -1 the arm ahead, +1 the baseline, 0 neither (the side
+# with more discordant divergences is behind, else the sign of delta) — what a smaller rung "would decide".
 OBSERVED = "seeds_needed_observed"
+DIRECTION = "direction"
+COUNTS = ("n_pairs", "arm_diverged", "baseline_diverged", "arm_only", "baseline_only", "n", "seeds_needed", OBSERVED)
 # The baseline's own rows: nothing to pair (empty counts, NaN statistics).
 BASELINE_FIELDS = {
     **dict.fromkeys(COLUMNS[COLUMNS.index("n_pairs"):], math.nan),
-    **dict.fromkeys(("n_pairs", "arm_diverged", "baseline_diverged", "n", "survivors_only", "seeds_needed", OBSERVED), None),
-    "verdict": "baseline",
+    **dict.fromkeys((*COUNTS, "survivors_only", "decided_by", DIRECTION), None),
+    "verdict": Verdict.BASELINE,
 }
 
 
@@ -55,12 +64,16 @@ def _grouped(cells: Cells) -> dict[tuple, dict]:
 
 
 def _per_seed(cell: dict | None) -> dict:
-    """seed → its outcome: a search's best completed trial, else the mean of its completed runs, else DIVERGED."""
+    """seed → its outcome: a search's best completed trial (DIVERGED when none completed); any other seed DIVERGED
+    when one of its runs diverged, else the mean of its runs."""
     if cell is None:
         return {}
-    pick = min if cell["searched"] else np.mean
-    outcomes = {seed: DIVERGED for seed in cell["gone"]}
-    outcomes.update({seed: float(pick(values)) for seed, values in cell["seeds"].items()})
+    if cell["searched"]:
+        outcomes = {seed: DIVERGED for seed in cell["gone"]}
+        outcomes.update({seed: float(min(values)) for seed, values in cell["seeds"].items()})
+        return outcomes
+    outcomes = {seed: float(np.mean(values)) for seed, values in cell["seeds"].items()}
+    outcomes.update({seed: DIVERGED for seed in cell["gone"]})
     return outcomes
 
 
@@ -71,9 +84,10 @@ def _matched(mine: dict, theirs: dict, width: int) -> tuple[list[float], list[fl
     return [mine[s] for s in seeds] + pad, [theirs[s] for s in seeds] + pad
 
 
-def comparison_table(cells: Cells, min_effect: float = MIN_EFFECT) -> list[dict]:
-    """One row (a dict of `COLUMNS`) per (arm, lr), the baseline's first; the baseline's pair fields are NaN
-    (None for the counts and seeds_needed) and its verdict 'baseline'."""
+def comparison_table(cells: Cells, min_effect: float = MIN_EFFECT, robust: bool = False) -> list[dict]:
+    """One row (a dict of `COLUMNS`, `OBSERVED` and `DIRECTION`) per (arm, lr), the baseline's first; the
+    baseline's pair fields are NaN (None for the counts and seeds_needed) and its verdict 'baseline'. `robust`: a
+    loss claim also needs the sign test (`analysis.verdicts`)."""
     if not min_effect > 0:
         raise AnalysisError(f"min_effect={min_effect!r} is invalid: must be a positive number (nats).")
     baseline, grouped = cells.baseline, _grouped(cells)
@@ -90,15 +104,39 @@ def comparison_table(cells: Cells, min_effect: float = MIN_EFFECT) -> list[dict]
     if compared:
         width = max(len(outcomes[key]) for key in order)
         pairs = [_matched(outcomes[order[i]], outcomes.get((baseline, order[i][1]), {}), width) for i in compared]
-        _fill(rows, compared, np.array([a for a, _ in pairs]), np.array([b for _, b in pairs]), min_effect)
+        arms, baselines = np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
+        _fill(rows, compared, compare_pairs(arms, baselines), min_effect, robust)
     return rows
 
 
-def _fill(rows: list[dict], compared: list[int], arm: np.ndarray, baseline: np.ndarray, min_effect: float) -> None:
+def per_seed_outcomes(cells: Cells) -> dict[tuple, dict]:
+    """(arm, lr) → {seed: outcome} (a finite loss or `DIVERGED`), by the module docstring's rule."""
+    return {key: _per_seed(cell) for key, cell in _grouped(cells).items()}
+
+
+def direction(pairs: Pairs) -> np.ndarray:
+    """Per row, the order its evidence points to, resolved or not: the side with more discordant divergences is
+    behind; else the sign of the survivors' mean difference (0: none). −1 means the arm is ahead."""
+    with np.errstate(invalid="ignore"):
+        by_loss = np.where(np.isnan(pairs.loss.delta.mean), 0, np.sign(pairs.loss.delta.mean))
+    return np.where(pairs.arm_only != pairs.baseline_only, np.sign(pairs.arm_only - pairs.baseline_only), by_loss)
+
+
+def decided_by(verdict: str, tests: int, robust: bool) -> str | None:
+    """Which test gave a resolved fixed-n verdict (None for an unresolved one)."""
+    family = f"Holm across {tests} test{'s' if tests != 1 else ''}"
+    loss = "paired t-test and sign test" if robust else "paired t-test"
+    return {Verdict.LESS_STABLE: f"Fisher's exact test, {family}", Verdict.MORE_STABLE: f"Fisher's exact test, {family}",
+            Verdict.BETTER: f"{loss}, {family}", Verdict.WORSE: f"{loss}, {family}",
+            Verdict.NEGLIGIBLE: "95% t-interval inside ±min_effect"}.get(verdict)
+
+
+def _fill(rows: list[dict], compared: list[int], pairs: Pairs, min_effect: float, robust: bool) -> None:
     """The pair fields of the compared rows, tested as one table."""
-    pairs = compare_pairs(arm, baseline)
-    p_holm, p_stability_holm = holm_family(pairs)
+    raw, (p_holm, p_stability_holm) = loss_p(pairs, robust), holm_family(pairs, robust)
+    tests = int(np.sum(~np.isnan(p_holm)) + np.sum(~np.isnan(p_stability_holm)))
     decided = verdicts(pairs, p_holm, p_stability_holm, min_effect)
+    order = direction(pairs)
     loss = pairs.loss
     needed = stats.seeds_needed_rows(loss.sd, loss.delta.n, min_effect)
     observed = _observed_needs(loss)
@@ -106,12 +144,14 @@ def _fill(rows: list[dict], compared: list[int], arm: np.ndarray, baseline: np.n
         n = int(loss.delta.n[k])
         rows[index].update({
             "n_pairs": int(pairs.n_pairs[k]), "arm_diverged": int(pairs.arm_diverged[k]),
-            "baseline_diverged": int(pairs.baseline_diverged[k]), "p_stability": float(pairs.p_stability[k]),
+            "baseline_diverged": int(pairs.baseline_diverged[k]), "arm_only": int(pairs.arm_only[k]),
+            "baseline_only": int(pairs.baseline_only[k]), "p_stability": float(pairs.p_stability[k]),
             "p_stability_holm": float(p_stability_holm[k]), "n": n, "delta": float(loss.delta.mean[k]),
             "delta_ci_low": float(loss.delta.low[k]), "delta_ci_high": float(loss.delta.high[k]),
-            "p": float(loss.p[k]), "p_holm": float(p_holm[k]), "survivors_only": bool(pairs.survivors_only[k]),
-            "verdict": str(decided[k]), "seeds_needed": None if math.isnan(needed[k]) else int(needed[k]),
-            OBSERVED: None if math.isnan(observed[k]) else int(observed[k]),
+            "p": float(raw[k]), "p_holm": float(p_holm[k]), "survivors_only": bool(pairs.survivors_only[k]),
+            "verdict": Verdict(decided[k]), "decided_by": decided_by(decided[k], tests, robust),
+            "seeds_needed": None if math.isnan(needed[k]) else int(needed[k]),
+            OBSERVED: None if math.isnan(observed[k]) else int(observed[k]), DIRECTION: int(order[k]),
         })
 
 

@@ -8,7 +8,9 @@ Each side is an array [..., seeds] of per-seed outcomes: a finite loss for a com
   `scipy.stats.fisher_exact` on the 2×2 table diverged/completed × arm/baseline), where some matched seed
   diverged on one side only (else there is nothing to test: NaN);
 - loss: the paired t-test on the seeds both completed (`analysis.stats.paired_tests`), which is conditional
-  on survival whenever some matched seed diverged.
+  on survival whenever some matched seed diverged;
+- the discordant divergences of each side (`arm_only`, `baseline_only`): what the rule table
+  (`analysis.verdict_rules`) charges against a loss claim in that side's favour.
 
 Why Fisher and not McNemar's exact test on the discordant pairs: McNemar needs six discordant pairs of six to
 reach p < 0.05 two-sided, so a stable arm against a baseline that diverged on 5 of 6 seeds could never be
@@ -38,8 +40,11 @@ class Pairs:
     n_pairs: np.ndarray
     arm_diverged: np.ndarray
     baseline_diverged: np.ndarray
+    arm_only: np.ndarray  # matched seeds where the arm diverged and the baseline completed
+    baseline_only: np.ndarray  # matched seeds where the baseline diverged and the arm completed
     p_stability: np.ndarray  # Fisher's exact test; NaN where no matched seed diverged on one side only
     loss: stats.Paired  # over the matched seeds both completed; its delta.n is the `n` of the table
+    loss_diffs: np.ndarray  # [..., seeds] arm − baseline on the seeds both completed, NaN elsewhere
 
     @property
     def survivors_only(self) -> np.ndarray:
@@ -66,4 +71,6 @@ def compare_pairs(arm, baseline) -> Pairs:
     survived = matched & ~arm_gone & ~baseline_gone
     with np.errstate(invalid="ignore"):
         diffs = np.where(survived, arm - baseline, np.nan)
-    return Pairs(n_pairs, arm_diverged, baseline_diverged, p_stability, stats.paired_tests(diffs))
+    arm_only, baseline_only = (arm_gone & ~baseline_gone).sum(-1), (baseline_gone & ~arm_gone).sum(-1)
+    return Pairs(n_pairs, arm_diverged, baseline_diverged, arm_only, baseline_only, p_stability,
+                 stats.paired_tests(diffs), diffs)

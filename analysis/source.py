@@ -49,6 +49,17 @@ class SweepInfo:
     counts: dict[str, int] = field(default_factory=dict)  # cells by status, as the `sweeps` view counts them
     resumable: int = 0  # waiting cells that were interrupted or crashed (to be resumed)
     runner: bool | None = None  # whether the sweep's runner is known to be alive (None: not known)
+    seeding: dict | None = None  # how seeds were added after the plan (sweep.json's `seeding`; None: fixed in advance)
+    primary: str | None = None  # the signal the ablation's question is about (sweep.json's `primary`; None: the loss)
+
+    @property
+    def adaptive(self) -> str | None:
+        """How the sweep's seeds were added adaptively, as a clause (None: the seed counts were fixed in advance):
+        then only the anytime-valid test's decisions hold."""
+        if not self.seeding:
+            return None
+        rounds = len(self.seeding.get("rounds", []))
+        return f"seeds were added adaptively by --until-decided ({rounds} round{'s' if rounds != 1 else ''})"
 
     @property
     def n_done(self) -> int:
@@ -158,7 +169,8 @@ def open_sweep(results_dir: str | os.PathLike | None, sweep: str) -> SweepSource
     # members query all name it: a temporary table of its rows shadows it for this connection's queries, so
     # it is computed once (were the shadow ignored, the same rows would just be computed again).
     con.execute("CREATE TEMP TABLE runs AS SELECT * FROM main.runs")
-    info = sweep_info(con, sweep)
+    meta = db.read_sweep_meta(db.resolve_results_dir(results_dir), sweep) or {}
+    info = replace(sweep_info(con, sweep), seeding=meta.get("seeding"), primary=meta.get("primary"))
     members = membership_sql(con, sweep)
     con.execute(f"CREATE TEMP TABLE sweep_runs AS {members}")
     return SweepSource(con, info, members)

@@ -90,6 +90,17 @@ def paired(arm, baseline) -> Paired:
     return Paired(Interval(float(delta.mean), float(delta.low), float(delta.high), int(delta.n)), float(result.p), float(result.sd))
 
 
+def sign_tests(diffs) -> tuple[np.ndarray, np.ndarray]:
+    """The exact two-sided sign test of each row of differences (last axis; NaN = no pair, 0 = a tie, dropped):
+    (p, whether negative differences outnumber positive ones). p is 1 without a non-tied pair; it equals
+    `scipy.stats.binomtest(negatives, pairs).pvalue`."""
+    diffs = np.asarray(diffs, dtype=float)
+    negatives, positives = (diffs < 0).sum(axis=-1), (diffs > 0).sum(axis=-1)
+    pairs = negatives + positives
+    p = np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(negatives, positives), pairs, 0.5))
+    return np.where(pairs > 0, p, 1.0), negatives > positives
+
+
 def holm(pvalues) -> np.ndarray:
     """Holm-Bonferroni adjusted p-values along the last axis (NaN entries stay NaN and do not count as tests)."""
     p = np.asarray(pvalues, dtype=float)

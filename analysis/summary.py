@@ -9,7 +9,7 @@ import pandas as pd
 
 from analysis.cells import METRIC, MIN_EFFECT
 from analysis.compare import finished_cells
-from analysis.comparison import COLUMNS, OBSERVED, comparison_table
+from analysis.comparison import COLUMNS, COUNTS, DIRECTION, OBSERVED, comparison_table
 from analysis.frames import Sweep
 from analysis.headline import Headline, headlines
 from analysis.scale import ScaleComparison, compare_across
@@ -29,7 +29,6 @@ PER_ARM_COLUMNS = [
 # The report's compact per-arm table: the answer at each arm's best LR, then where and how stably it trains.
 COMPACT_COLUMNS = ["arm", "verdict", "delta", "delta_ci_low", "delta_ci_high", "n", "best_lr", "lr_sensitivity",
                    "diverged", "runs", "peak_attn_logit"]
-COUNTS = ("seeds", "n_pairs", "arm_diverged", "baseline_diverged", "n", "seeds_needed", OBSERVED)
 
 
 @dataclass
@@ -65,8 +64,8 @@ class Analysis:
 
 def comparison_frame(rows: list[dict]) -> pd.DataFrame:
     """`compare`'s rows as a frame with its COLUMNS and OBSERVED (counts nullable integers, survivors_only nullable)."""
-    frame = pd.DataFrame(rows, columns=[*COLUMNS, OBSERVED])
-    for column in COUNTS:
+    frame = pd.DataFrame(rows, columns=[*COLUMNS, OBSERVED, DIRECTION])
+    for column in ("seeds", DIRECTION, *COUNTS):
         frame[column] = frame[column].astype("Int64")
     frame["survivors_only"] = frame["survivors_only"].astype("boolean")
     return frame

@@ -1,16 +1,10 @@
-"""The verdict of each arm against its baseline, from its `analysis.pairs.Pairs` (the rules of docs/analysis.md).
+"""The fixed-n verdict of each arm against its baseline, from its `analysis.pairs.Pairs`: the evidence its tests
+give, judged by the one rule table (`analysis.verdict_rules.RULES`, whose docstring states the outcome model).
 
-Every test in a table is one Holm family: each row's loss test and, where it has one, its divergence test.
-Then, first match wins:
-
-1. `less stable` / `more stable`: the divergence test resolves (Holm p < α) that the arm diverges more / less
-   often than the baseline on the matched seeds; a divergence outweighs any loss difference;
-2. `no CI`: the loss test has no p (fewer than two surviving pairs, or zero spread from fewer than three);
-3. `negligible`: both sides diverged on as many matched seeds, and the difference's CI lies inside ±min_effect;
-4. `better` / `worse`: the loss test resolves it (Holm p < α), and the side it favours diverged on no more
-   matched seeds than the other: survivors of the side that diverged more are a selection, possibly of exactly
-   the seeds where it did well, so their loss is no evidence in its favour (the survivorship null);
-5. `within noise` otherwise.
+Every test in a table is one Holm family: each row's loss test and, where it has one, its divergence test
+(Fisher's exact test of the two divergence rates on the matched seeds). The loss test is the paired t-test on
+the seeds both completed; with `robust`, a row's loss p is the larger of the t-test's and the exact sign test's
+(scipy's `binomtest` on the wins and losses), so a loss claim needs the mean *and* most seeds on its side.
 """
 
 from __future__ import annotations
@@ -18,31 +12,39 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.pairs import Pairs
-from analysis.stats import ALPHA, holm
-
-ORDER = ("less stable", "more stable", "no CI", "negligible", "better", "worse")
-OTHERWISE = "within noise"
+from analysis.stats import ALPHA, holm, sign_tests
+from analysis.verdict_rules import Evidence, decide
 
 
-def holm_family(pairs: Pairs) -> tuple[np.ndarray, np.ndarray]:
+def loss_p(pairs: Pairs, robust: bool = False) -> np.ndarray:
+    """Each row's loss p: the paired t-test's, or with `robust` the larger of it and the sign test's (1 where the
+    two point different ways)."""
+    if not robust:
+        return pairs.loss.p
+    sign_p, wins_more = sign_tests(pairs.loss_diffs)
+    agree = (pairs.loss.delta.mean < 0) == wins_more
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(pairs.loss.p), np.nan, np.where(agree, np.fmax(pairs.loss.p, sign_p), 1.0))
+
+
+def holm_family(pairs: Pairs, robust: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Holm-adjusted (loss p, divergence p) of every row: one family over the rows (the last axis)."""
-    rows = pairs.loss.p.shape[-1]
-    adjusted = holm(np.concatenate([pairs.loss.p, pairs.p_stability], axis=-1))
+    p = loss_p(pairs, robust)
+    rows = p.shape[-1]
+    adjusted = holm(np.concatenate([p, pairs.p_stability], axis=-1))
     return adjusted[..., :rows], adjusted[..., rows:]
 
 
-def verdicts(pairs: Pairs, p_holm: np.ndarray, p_stability_holm: np.ndarray, min_effect: float) -> np.ndarray:
-    """The verdict of each row (the module docstring's rules), as an array of strings."""
+def fixed_evidence(pairs: Pairs, p_holm: np.ndarray, p_stability_holm: np.ndarray, min_effect: float) -> Evidence:
+    """What the fixed-n tests say about each row, for `analysis.verdict_rules.decide`."""
     delta = pairs.loss.delta
-    more, fewer = pairs.arm_diverged > pairs.baseline_diverged, pairs.arm_diverged < pairs.baseline_diverged
-    stability_resolved = p_stability_holm < ALPHA
-    loss_resolved = p_holm < ALPHA
-    conditions = [
-        stability_resolved & more,
-        stability_resolved & fewer,
-        np.isnan(pairs.loss.p),
-        ~more & ~fewer & (-min_effect < delta.low) & (delta.high < min_effect),
-        loss_resolved & (delta.mean < 0) & ~more,
-        loss_resolved & (delta.mean > 0) & ~fewer,
-    ]
-    return np.select(conditions, np.array(ORDER, dtype=object), default=OTHERWISE)
+    with np.errstate(invalid="ignore"):
+        direction = np.where(np.isnan(delta.mean), 0, np.sign(delta.mean))
+        inside = (-min_effect < delta.low) & (delta.high < min_effect)
+    return Evidence(p_stability_holm < ALPHA, p_holm < ALPHA, np.isnan(pairs.loss.p), inside, direction,
+                    pairs.arm_only, pairs.baseline_only)
+
+
+def verdicts(pairs: Pairs, p_holm: np.ndarray, p_stability_holm: np.ndarray, min_effect: float) -> np.ndarray:
+    """The verdict of each row, as an array of strings (`analysis.verdict_rules.Verdict` values)."""
+    return decide(fixed_evidence(pairs, p_holm, p_stability_holm, min_effect), "fixed")

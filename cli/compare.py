@@ -33,8 +33,14 @@ def register(subparsers) -> None:
     add_sweep_options(parser)
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     parser.add_argument("--sequential", action="store_true",
-                        help="add the anytime-valid test (valid however the seeds were chosen, e.g. by --until-decided): "
-                        "its interval cs_low..cs_high, seq_verdict and decided_at, the matched seeds at its first decision")
+                        help="add the anytime-valid test (valid however the seeds were chosen, e.g. by --until-decided; "
+                        "always added to a sweep whose seeds were): its interval cs_low..cs_high, anytime p (Holm across "
+                        "the table at every seed), seq_verdict and decided_at, the matched seeds at its decision")
+    parser.add_argument("--robust", action="store_true",
+                        help="a loss verdict also needs the sign test (most seeds on its side), for skewed per-seed "
+                        "differences; see docs/analysis.md")
+    parser.add_argument("--rules", action="store_true",
+                        help="print the verdict rules (the order they apply in) and exit")
     parser.add_argument("--across", metavar="FIELD",
                         help="instead, per value of FIELD (e.g. d_model): each variant at its best LR, its rank, and a "
                         "reversal column naming the orders resolved in opposite directions at two values")
@@ -94,13 +100,14 @@ def _missing(value) -> bool:
 
 
 def read_cells(results_dir, sweep: str, metric: str, baseline: str | None):
-    """The sweep's checked `analysis.cells.Cells`, its progress line while it runs, and its arms' display labels."""
+    """The sweep's checked `analysis.cells.Cells`, its progress line while it runs, its arms' display labels, and how
+    its seeds were added adaptively (None: they were not)."""
     from analysis.compare import finished_cells
     from analysis.source import open_sweep
 
     source = open_sweep(results_dir, sweep)
     cells = finished_cells(source, metric, baseline)
-    return cells, source.info.progress() if source.info.running else None, source.labels
+    return cells, source.info.progress() if source.info.running else None, source.labels, source.info.adaptive
 
 
 def across(args: argparse.Namespace) -> tuple[list[dict], list[str], str | None]:
@@ -127,14 +134,17 @@ def comparison(args: argparse.Namespace) -> tuple[list[dict], list[str], str | N
     with Forked(read_cells, args.results, args.sweep, args.metric, args.baseline, expected=(ConfigError,)) as reading:
         from analysis.cells import add_selection
         from analysis.comparison import COLUMNS, comparison_table
-    cells, partial, labels = reading.result()
-    rows = comparison_table(cells, args.min_effect)
+    cells, partial, labels, adaptive = reading.result()
+    rows = comparison_table(cells, args.min_effect, args.robust)
     COLUMNS = [*COLUMNS, *add_selection(rows, cells)]  # in a search: how each arm's seed outcomes were chosen
-    if args.sequential:
-        from analysis.sequential_columns import SEQUENTIAL_COLUMNS, add_sequential
+    if args.sequential or adaptive:
+        from analysis.sequential_table import SEQUENTIAL_COLUMNS, add_sequential
 
-        add_sequential(rows, cells, args.min_effect)
+        add_sequential(rows, cells, args.min_effect, args.robust)
         COLUMNS = [*COLUMNS, *SEQUENTIAL_COLUMNS]
+    if adaptive:
+        print(f"harness compare: {adaptive}: read seq_verdict; verdict and p_holm are the fixed-n test's, which "
+              "assumes the seed counts were fixed in advance", file=sys.stderr)
     for row in rows:  # arms by their display labels, where the plan gives them
         row["arm"] = labels.get(row["arm"], row["arm"])
     return rows, COLUMNS, partial
@@ -143,6 +153,11 @@ def comparison(args: argparse.Namespace) -> tuple[list[dict], list[str], str | N
 def run(args: argparse.Namespace) -> int:
     """Print the comparison (or, with --across, the comparison per scale; with --ladder, the ladder's fits); a
     running sweep's table is labelled partial on stderr."""
+    if args.rules:
+        from analysis.verdict_rules import rules_text
+
+        print_result(rules_text())
+        return 0
     check_ladder_options(args)
     if args.ladder:
         from cli.compare_ladder import ladder_analysis, ladder_output

@@ -162,7 +162,8 @@ def plan_and_run(args: argparse.Namespace, devices: list[str], standby) -> int:
         return 0
     from cli.sweep_identity import settle_plan
 
-    write_plan = settle_plan(plan, source, results_dir, replace=args.replace, merge=args.keep_cells is not None)
+    write_plan = settle_plan(plan, source, results_dir, replace=args.replace, merge=args.keep_cells is not None,
+                             seeding_round=getattr(args, "seeding_round", None))
     write_plan()  # every check passed: only now is anything written
     _announce(plan, results_dir, args.optuna_storage)
     if launcher is not None:

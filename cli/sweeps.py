@@ -60,8 +60,16 @@ def history(args: argparse.Namespace) -> int:
             change = plan_change(meta, _rows(where), following[1], _rows(following[2]))
             changed = change.refusal() or ("" if change.same else change.extension())
         rows.append([label, meta.get("created_at", "")[:19], meta.get("n_cells"), meta.get("source") or "", changed])
+    rows += _seeding_rows(current)
     print(render_table(["plan", "created", "cells", "source", "changed by the next plan"], rows))
     return 0
+
+
+def _seeding_rows(meta: dict) -> list[list]:
+    """The rounds in which --until-decided added seeds to the current plan, one row each."""
+    rounds = (meta.get("seeding") or {}).get("rounds", [])
+    return [[f"  until-decided round {r['round']}", "", "", "", f"seeds up to {r['seeds']} per arm and LR, where undecided "
+             f"(--max-seeds {r['max_seeds']}, --seed-batch {r['seed_batch']})"] for r in rounds]
 
 
 def _rows(folder) -> list[dict]:

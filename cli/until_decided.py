@@ -15,6 +15,7 @@ This module is in the CLI layer because it joins experiments (the launch) and an
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from dataclasses import replace
 
@@ -100,16 +101,17 @@ def _round_filter(counts: dict[tuple, int], first_seed: int, declared: int):
 def _decisions(results_dir, plan, counts: dict[tuple, int], first_seed: int) -> dict:
     """The anytime-valid decision of every (arm, lr) on this round's seeds only (a store may hold later seeds
     from an earlier invocation: deciding on them would not replay the same rounds)."""
-    from analysis.cells import MIN_EFFECT, Cells
+    from analysis.cells import Cells
     from analysis.compare import finished_cells
-    from analysis.sequential import sequential_test
-    from analysis.sequential_columns import sequential_decisions
+    from analysis.sequential_table import Decision, sequential_decisions
     from analysis.source import open_sweep
+    from analysis.verdict_rules import Verdict
 
     cells = finished_cells(open_sweep(results_dir, plan.name), baseline=plan.baseline)
     runs = tuple(r for r in cells.runs if r[2] - first_seed < counts.get((r[0], r[1]), 0))
     decided = sequential_decisions(Cells(cells.baseline, runs))
-    none = sequential_test([], MIN_EFFECT)  # an (arm, lr) without a result on the metric (e.g. never validated)
+    # an (arm, lr) without a result on the metric (e.g. never validated)
+    none = Decision(Verdict.UNDECIDED, None, 0, -math.inf, math.inf, 1.0, 1.0, None)
     return {key: decided.get(key, none) for key in counts if key[0] != plan.baseline}
 
 
@@ -121,6 +123,7 @@ def _label(key: tuple) -> str:
 def run(args: argparse.Namespace) -> int:
     """Validate, then run rounds of the sweep until every (arm, lr) is decided or at --max-seeds; the exit
     code is the last round's (a round that did not finish every cell stops the rounds)."""
+    from analysis.verdict_rules import Verdict
     from cli.sweep import plan_sweep, sweep
 
     _check_flags(args)
@@ -133,21 +136,24 @@ def run(args: argparse.Namespace) -> int:
     targets = {(c.arm, c.lr): seeds for c in plan.cells if c.arm != plan.baseline}
     for number in range(1, max_seeds + 1):
         counts = seed_counts(targets, plan.baseline)
+        added = number > 1  # the first round runs the declared seeds: nothing adaptive yet
+        record = {"round": number, "seeds": max(counts.values()), "max_seeds": max_seeds, "seed_batch": batch}
         round_args = argparse.Namespace(**{**vars(args), "until_decided": False, "max_seeds": None, "seed_batch": None,
-                                           "seeds": max_seeds, "keep_cells": _round_filter(counts, first_seed, seeds)})
+                                           "seeds": max_seeds, "keep_cells": _round_filter(counts, first_seed, seeds),
+                                           "seeding_round": record if added else None})
         print(f"harness sweep: --until-decided round {number}: up to {max(counts.values())} seeds an (arm, lr)", file=sys.stderr)
         code = sweep(round_args)
         if code != 0:
             return code
         decisions = _decisions(results_dir, plan, counts, first_seed)
-        undecided = [key for key in targets if decisions[key].verdict == "undecided" and targets[key] < max_seeds]
+        undecided = [key for key in targets if decisions[key].verdict == Verdict.UNDECIDED and targets[key] < max_seeds]
         for key in targets:
             test = decisions[key]
-            state = (f"{test.verdict} at {test.decided_at} pairs" if test.decided_at else
-                     f"undecided after {test.n} pairs" + ("" if key in undecided else f" (--max-seeds {max_seeds})"))
+            state = (f"{test.verdict} at {test.decided_at} matched seeds" if test.decided_at else
+                     f"undecided after {test.n} matched seeds" + ("" if key in undecided else f" (--max-seeds {max_seeds})"))
             print(f"  {_label(key)}: {state}", file=sys.stderr)
         if not undecided:
-            left = sum(1 for key in targets if decisions[key].verdict == "undecided")
+            left = sum(1 for key in targets if decisions[key].verdict == Verdict.UNDECIDED)
             print(f"harness sweep: --until-decided: {len(targets) - left} of {len(targets)} comparisons decided after "
                   f"{number} rounds" + (f"; {left} undecided at --max-seeds {max_seeds}" if left else ""), file=sys.stderr)
             return 0

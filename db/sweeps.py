@@ -34,7 +34,7 @@ CELL_SCHEMA = pa.schema([
     ("matched_residual", pa.float64()), ("steps", pa.int64()), ("arm_values", pa.string()), ("model", pa.string()), ("train", pa.string()),
     ("data", pa.string()),
 ])
-META_FIELDS = ("question", "baseline", "axes", "source", "n_cells", "created_at", "studies", "trials")
+META_FIELDS = ("question", "baseline", "axes", "source", "n_cells", "created_at", "studies", "trials", "primary", "seeding")
 TRIALS_DIR = "trials"
 HISTORY_DIR = "history"
 

@@ -24,16 +24,19 @@ def oracle_e_value(diffs, null=0.0, c2=1.0):
     return mixed / stats.t.pdf(t, n - 1)
 
 
-def oracle_decision(diffs, min_effect):
-    """(verdict, decided_at) of differences in seed order, peeking after each: the confidence sequence is
-    {m : e-value(m) < 1/α} (an interval around each prefix's mean) intersected over prefixes, so a point is
-    outside it from the first prefix whose e-value at that point reaches 1/α, on that prefix's side of it."""
+def oracle_decision(diffs, min_effect, tests=2):
+    """(verdict, decided_at) of one row's differences in seed order (no divergence), peeking after each, in a table
+    whose Holm family has `tests` tests, the row's loss test and tests that never reject (its divergence test, and
+    other rows' with p = 1): the loss test then rejects at α/tests. The confidence sequence is {m : e-value(m) <
+    1/α} (an interval around each prefix's mean) intersected over prefixes, so a point is outside it from the
+    first prefix whose e-value at that point reaches the threshold, on that prefix's side of it; ±min_effect are
+    read at α (negligible: the 95% sequence inside ±min_effect), 0 at α/tests."""
     above = {point: False for point in (-min_effect, 0.0, min_effect)}  # the sequence lies above the point
     below = dict(above)
     for n in range(1, len(diffs) + 1):
         mean = np.mean(diffs[:n])
         for point in above:
-            if oracle_e_value(diffs[:n], point) >= 1 / ALPHA:
+            if oracle_e_value(diffs[:n], point) >= (tests if point == 0.0 else 1) / ALPHA:
                 (above if mean > point else below)[point] = True
         if above[-min_effect] and below[min_effect]:
             return "negligible", n

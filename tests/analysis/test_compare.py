@@ -7,7 +7,7 @@ import synthetic
 from oracles import holm_by_definition
 from analysis import stats
 from analysis.compare import compare
-from analysis.comparison import COLUMNS, OBSERVED
+from analysis.comparison import COLUMNS, DIRECTION, OBSERVED
 from analysis.errors import AnalysisError
 from analysis.frames import load_sweep
 from analysis.summary import comparison_frame
@@ -19,7 +19,7 @@ def table(planted_store):
 
 
 def test_columns_are_exactly_the_documented_ones(table):
-    assert list(table.reset_index().columns) == [*COLUMNS, OBSERVED]  # the last is the report's, not harness compare's
+    assert list(table.reset_index().columns) == [*COLUMNS, OBSERVED, DIRECTION]  # the last two: not printed by harness compare
 
 
 def test_planted_effects_get_their_verdicts(table):

@@ -12,7 +12,8 @@ import pytest
 from scipy import integrate, optimize, stats
 
 from analysis.cells import MIN_EFFECT
-from analysis.sequential import ALPHA, confidence_sequence, log_e_values, sequential_test, verdicts
+from analysis.sequential import ALPHA, confidence_sequence, log_e_values
+from analysis.sequential_table import sequential_table
 
 sys.path.insert(0, str(Path(__file__).parent))  # the oracle is shared with the CLI tests
 from sequential_oracle import oracle_decision, oracle_e_value  # noqa: E402
@@ -62,17 +63,20 @@ def test_the_interval_is_where_the_oracle_crosses_one_over_alpha_intersected_ove
     expected_high = np.minimum.accumulate(per_n[:, 1])
     np.testing.assert_allclose(low[1:], expected_low, rtol=1e-6)
     np.testing.assert_allclose(high[1:], expected_high, rtol=1e-6)
-    result = sequential_test(diffs, MIN_EFFECT)
-    assert (result.verdict, result.decided_at) == oracle_decision(diffs, MIN_EFFECT) and result.verdict == "better"
-    assert (result.low, result.high) == (pytest.approx(expected_low[-1]), pytest.approx(expected_high[-1]))
+    result = one_row(diffs)
+    assert (result.verdict[0], result.decided_at[0]) == oracle_decision(diffs, MIN_EFFECT) and result.verdict[0] == "better"
+    assert (result.low[0], result.high[0]) == (pytest.approx(expected_low[-1]), pytest.approx(expected_high[-1]))
+
+
+def one_row(diffs):
+    """The anytime-valid table of one row whose differences from a zero baseline are `diffs` ([..., seeds])."""
+    diffs = np.asarray(diffs, dtype=float)[..., None, :]
+    return sequential_table(diffs, np.zeros_like(diffs), MIN_EFFECT)
 
 
 def ever_decided(diffs, min_effect=MIN_EFFECT):
-    """Per replay (rows), the first decision peeking after every seed ('undecided' if none within the row)."""
-    low, high = confidence_sequence(diffs)
-    stated = verdicts(low, high, min_effect)
-    hit = stated != "undecided"
-    return np.where(hit.any(axis=1), stated[np.arange(len(diffs)), hit.argmax(axis=1)], "undecided")
+    """Per replay (rows of `diffs`), the decision peeking after every seed ('undecided' if none within the row)."""
+    return sequential_table(diffs[:, None, :], np.zeros_like(diffs)[:, None, :], min_effect).verdict[:, 0]
 
 
 def test_peeking_after_every_seed_a_null_difference_is_decided_in_at_most_5_percent_of_replays():
@@ -101,9 +105,13 @@ def test_a_tiny_true_difference_is_decided_negligible_and_the_truth_stays_covere
     assert ((low > 0.001) | (high < 0.001)).any(axis=1).mean() <= 0.05  # time-uniform coverage of the known mean
 
 
-def test_fewer_than_five_pairs_never_decide_and_no_pairs_is_undecided():
-    assert sequential_test([], MIN_EFFECT).verdict == "undecided"
-    four = sequential_test([-1.0, -1.01, -0.99, -1.0], MIN_EFFECT)  # unmistakable, but 4 pairs: the line
-    assert (four.verdict, four.decided_at, four.low, four.high) == ("undecided", None, -np.inf, np.inf)
-    five = sequential_test([-1.0, -1.01, -0.99, -1.0, -1.0], MIN_EFFECT)
-    assert (five.verdict, five.decided_at) == ("better", 5)
+def test_few_pairs_never_decide_and_no_pairs_is_undecided():
+    nothing = sequential_table(np.full((1, 3), np.nan), np.full((1, 3), np.nan), MIN_EFFECT)
+    assert (nothing.verdict[0], nothing.decided_at[0], nothing.n_pairs[0]) == ("undecided", 0, 0)
+    four = one_row([-1.0, -1.01, -0.99, -1.0])  # unmistakable, but 4 pairs: the line
+    assert (four.verdict[0], four.decided_at[0], four.low[0], four.high[0]) == ("undecided", 0, -np.inf, np.inf)
+    # The loss test shares its Holm family with the row's divergence test (p = 1 here): it rejects at α/2, which
+    # unmistakable pairs reach at the sixth (the oracle's e-value, not this code's, says where).
+    pairs = [-1.0, -1.01, -0.99, -1.0, -1.0, -1.01, -0.99, -1.0]
+    decided = one_row(pairs)
+    assert (decided.verdict[0], decided.decided_at[0]) == oracle_decision(pairs, MIN_EFFECT) == ("better", 6)

@@ -13,8 +13,9 @@ from cli.main import main
 sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))  # the synthetic-store writer of the analysis tests
 import synthetic  # noqa: E402
 
-COLUMNS = ("arm,lr,seeds,diverged,mean,ci_low,ci_high,n_pairs,arm_diverged,baseline_diverged,p_stability,p_stability_holm,"
-           "n,delta,delta_ci_low,delta_ci_high,p,p_holm,survivors_only,verdict,seeds_needed")
+COLUMNS = ("arm,lr,seeds,diverged,mean,ci_low,ci_high,n_pairs,arm_diverged,baseline_diverged,arm_only,baseline_only,"
+           "p_stability,p_stability_holm,n,delta,delta_ci_low,delta_ci_high,p,p_holm,survivors_only,verdict,decided_by,"
+           "seeds_needed")
 
 
 @pytest.fixture(scope="module")

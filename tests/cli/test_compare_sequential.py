@@ -17,7 +17,12 @@ from sequential_oracle import oracle_decision  # noqa: E402
 
 ARMS = {"base": (0.0, 0.002, 9), "better": (-0.02, 0.002, 9), "same": (0.0, 0.04, 9), "tiny": (0.0005, 0.0005, 9),
         "few": (-0.05, 0.002, 4)}
-DIVERGED = {("better", None, 2): 5}  # a divergence is no pair: decided_at counts the pairs left, in seed order
+# "same" diverged where the baseline completed: that seed is no pair of its loss test, and it bars a loss claim in its
+# favour; "barred" is "better" with one such divergence: the survivors resolve it, the outcome model does not.
+ARMS["barred"] = ARMS["better"]
+DIVERGED = {("same", None, 2): 5, ("barred", None, 6): 5}
+SEQUENTIAL = ["cs_low", "cs_high", "p_seq", "p_seq_holm", "seq_verdict", "decided_at", "seq_decided_by"]
+TESTS = 2 * (len(ARMS) - 1)  # the Holm family: every row's loss and divergence test
 
 
 @pytest.fixture(scope="module")
@@ -28,20 +33,24 @@ def store(tmp_path_factory):
 
 
 def expected(planted, arm):
-    """The oracle's (verdict, decided_at) on the planted differences from the baseline, seed by seed."""
+    """The oracle's (verdict, decided_at) on the planted differences from the baseline, seed by seed (the strongest
+    row of the table: Holm's first step, α over the whole family)."""
     seeds = [s for s in range(ARMS[arm][2]) if (arm, None, s) not in DIVERGED]
-    return oracle_decision([planted[(arm, None, s)] - planted[("base", None, s)] for s in seeds], 0.01)
+    return oracle_decision([planted[(arm, None, s)] - planted[("base", None, s)] for s in seeds], 0.01, TESTS)
 
 
 def test_sequential_adds_the_anytime_valid_columns_and_their_first_decision(store, capsys):
     results, planted = store
     assert main(["compare", "seq", "--results", str(results), "--baseline", "base", "--sequential", "--format", "json"]) == 0
     rows = {row["arm"]: row for row in json.loads(capsys.readouterr().out)}
-    assert list(rows["base"])[-4:] == ["cs_low", "cs_high", "seq_verdict", "decided_at"]
+    assert list(rows["base"])[-len(SEQUENTIAL):] == SEQUENTIAL
     assert (rows["base"]["seq_verdict"], rows["base"]["decided_at"], rows["base"]["cs_low"]) == ("baseline", None, None)
     found = {arm: (rows[arm]["seq_verdict"], rows[arm]["decided_at"]) for arm in ("better", "same", "tiny", "few")}
     assert found == {arm: expected(planted, arm) for arm in found}
     assert [found[arm][0] for arm in ("better", "same", "tiny", "few")] == ["better", "undecided", "negligible", "undecided"]
+    # the survivors alone would decide "barred" (the oracle on them), its divergence bars it, in both tables
+    assert expected(planted, "barred")[0] == "better" and rows["barred"]["cs_high"] < 0
+    assert (rows["barred"]["seq_verdict"], rows["barred"]["verdict"], rows["barred"]["arm_only"]) == ("undecided", "within noise", 1)
     assert rows["few"]["cs_low"] is None and rows["few"]["cs_high"] is None  # 4 pairs: still the whole line
     assert rows["better"]["cs_high"] < 0 and rows["tiny"]["cs_low"] > -0.01 and rows["tiny"]["cs_high"] < 0.01
 
@@ -52,6 +61,6 @@ def test_the_flag_only_appends_columns(store, capsys):
     plain = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     main(["compare", "seq", "--results", str(results), "--baseline", "base", "--format", "csv", "--sequential"])
     sequential = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert list(sequential[0]) == [*plain[0], "cs_low", "cs_high", "seq_verdict", "decided_at"]
+    assert list(sequential[0]) == [*plain[0], *SEQUENTIAL]
     assert [(r["arm"], r["verdict"]) for r in sequential] == [(r["arm"], r["verdict"]) for r in plain]
-    assert [sequential[0][c] for c in ("cs_low", "cs_high", "seq_verdict", "decided_at")] == ["", "", "baseline", ""]
+    assert [sequential[0][c] for c in SEQUENTIAL] == ["", "", "", "", "baseline", "", ""]

@@ -61,13 +61,24 @@ def test_seeds_are_added_in_rounds_until_decided_and_a_rerun_trains_nothing(abla
     assert verdict == "worse" and seeds[-1] + 1 == next(n for n in (6, 8, 10) if n >= decided_at) < 10
     rounds = (len(seeds) - 4) // 2 + 1
     assert f"round {rounds}:" in done.stderr and f"round {rounds + 1}:" not in done.stderr
-    assert f"{slow} lr=0.01: worse at {decided_at} pairs" in done.stderr
+    assert f"{slow} lr=0.01: worse at {decided_at} matched seeds" in done.stderr
     again = until_decided(path, results)
     assert again.returncode == 0, again.stderr
     cells_now = 2 * len(seeds)
     assert f"{cells_now} cells ({cells_now} already finished)" in again.stderr and f"round {rounds + 1}:" not in again.stderr
     segments = db.connect(results).execute("SELECT r.n_segments FROM sweep_cells c JOIN runs r USING (run_id)").fetchall()
     assert {n for (n,) in segments} == {1}  # every cell trained once, in its round
+    # the rounds that added seeds are on record, and the declared command is the same sweep (nothing to train)
+    seeding = db.read_sweep_meta(results, "warmup")["seeding"]
+    assert [r["round"] for r in seeding["rounds"]] == list(range(2, rounds + 1))
+    assert [r["seeds"] for r in seeding["rounds"]] == [4 + 2 * (r - 1) for r in range(2, rounds + 1)]
+    declared = subprocess.run([sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results), "--set",
+                               "vocab_size=512", "--no-report", "--no-progress"], capture_output=True, text=True, timeout=600)
+    assert declared.returncode == 0, declared.stderr
+    assert "keeps the seeds --until-decided added" in declared.stderr and "8 cells (8 already finished)" in declared.stderr
+    history = subprocess.run([sys.executable, "-m", "cli.main", "sweeps", "warmup", "--history", "--results", str(results)],
+                             capture_output=True, text=True, timeout=60)
+    assert f"until-decided round {rounds}" in history.stdout and f"seeds up to {seeds[-1] + 1} per arm and LR" in history.stdout
 
 
 def test_undecided_pairs_grow_by_the_batch_to_the_cap_and_the_baseline_follows_its_arms():
