@@ -21,6 +21,7 @@ from collections import defaultdict
 import numpy as np
 
 from analysis import stats
+from analysis.bimodal import Split, bimodal_cells
 from analysis.cells import MIN_EFFECT, Cells
 from analysis.errors import AnalysisError
 from analysis.pairs import DIVERGED, Pairs, compare_pairs
@@ -112,6 +113,24 @@ def comparison_table(cells: Cells, min_effect: float = MIN_EFFECT, robust: bool 
 def per_seed_outcomes(cells: Cells) -> dict[tuple, dict]:
     """(arm, lr) → {seed: outcome} (a finite loss or `DIVERGED`), by the module docstring's rule."""
     return {key: _per_seed(cell) for key, cell in _grouped(cells).items()}
+
+
+def bimodal_splits(cells: Cells) -> dict[tuple, Split]:
+    """(arm, lr) → how its completed per-seed outcomes split into two groups, for the cells that do
+    (`analysis.bimodal`; the seed noise pooled over the whole table)."""
+    completed = {key: [v for v in found.values() if v != DIVERGED] for key, found in per_seed_outcomes(cells).items()}
+    return bimodal_cells(completed)
+
+
+def bimodal_note(cells: Cells, shown=lambda arm: arm) -> str | None:
+    """One line naming the split cells, or None."""
+    splits = bimodal_splits(cells)
+    if not splits:
+        return None
+    named = "; ".join(f"{shown(arm)}{'' if lr is None else f' lr={lr:g}'} ({split.describe()})"
+                      for (arm, lr), split in sorted(splits.items(), key=lambda item: (item[0][0], item[0][1] or 0.0)))
+    return (f"per-seed outcomes split into two groups in {len(splits)} cell{'s' if len(splits) != 1 else ''}: {named}; "
+            "a run escapes a plateau or not, and a mean over both describes neither")
 
 
 def direction(pairs: Pairs) -> np.ndarray:

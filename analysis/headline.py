@@ -9,6 +9,12 @@ each a little; with a few LRs on a grid the effect is small and it applies to bo
 
 Each row also plans seeds for the *observed* difference, beside those for `min_effect`: a resolved difference of
 0.05 nats needs few seeds, while resolving ±0.01 may need a hundred, and both numbers are labelled as such.
+
+**Which test decides.** A sweep whose seed counts were fixed in advance is judged by the fixed-n table. Once seeds
+were added adaptively (`--until-decided` stopped adding where a comparison was decided), a fixed-n p-value no
+longer means what it says, so every row is judged by the anytime-valid table alone (`analysis.sequential_table`,
+the same outcome model and rules): its verdict, its 95% confidence sequence and its anytime Holm p replace the
+fixed-n ones, and `decided_by` names the test.
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ import math
 from dataclasses import dataclass
 
 from analysis.cells import Cells
-from analysis.comparison import OBSERVED, comparison_table
+from analysis.comparison import OBSERVED, bimodal_splits, comparison_table
+from analysis.verdict_rules import RESOLVED, Verdict
 
-RESOLVED = ("better", "worse", "negligible", "more stable", "less stable")
+ANYTIME = "anytime"  # a row's `test` when the anytime-valid table judged it
 
 
 @dataclass(frozen=True)
@@ -29,7 +36,13 @@ class Headline:
     arm: str
     lr: float | None  # the arm's best LR (None: unknown or searched)
     baseline_lr: float | None
-    row: dict  # its seeds_needed_observed: matched seeds for 80% power at the observed difference
+    row: dict  # its seeds_needed_observed: matched seeds for 80% power at the observed difference; `test`: the
+    # table that judged it ('fixed' or ANYTIME: then verdict, delta_ci_*, p_holm and decided_by are that table's)
+
+    @property
+    def anytime(self) -> bool:
+        """Judged by the anytime-valid table (seeds were added adaptively)."""
+        return self.row.get("test") == ANYTIME
 
     @property
     def seeds_for_observed(self) -> int | None:
@@ -57,13 +70,40 @@ def at_best_lr(cells: Cells, best_lr: dict[str, float]) -> Cells:
     return Cells(cells.baseline, runs, confirmed)
 
 
-def headlines(cells: Cells, best_lr: dict[str, float], min_effect: float) -> list[Headline]:
-    """Each arm other than the baseline at its best LR against the baseline at its best LR, in arm order."""
-    rows = [row for row in comparison_table(at_best_lr(cells, best_lr), min_effect) if row["verdict"] != "baseline"]
-    return [Headline(row["arm"], best_lr.get(row["arm"]), best_lr.get(cells.baseline), row) for row in rows]
+def _anytime(rows: list[dict], cells: Cells, min_effect: float) -> None:
+    """Judge `rows` by the anytime-valid table: its verdict, interval, p and test replace the fixed-n ones."""
+    from analysis.sequential_table import add_sequential
+
+    add_sequential(rows, cells, min_effect)
+    for row in rows:
+        if row["verdict"] == Verdict.BASELINE:
+            continue
+        row.update({"verdict": row["seq_verdict"], "delta_ci_low": row["cs_low"], "delta_ci_high": row["cs_high"],
+                    "p": row["p_seq"], "p_holm": row["p_seq_holm"], "decided_by": row["seq_decided_by"], "test": ANYTIME})
+
+
+def headlines(cells: Cells, best_lr: dict[str, float], min_effect: float, anytime: bool = False) -> list[Headline]:
+    """Each arm other than the baseline at its best LR against the baseline at its best LR, in arm order; with
+    `anytime` (seeds added adaptively), judged by the anytime-valid table alone."""
+    judged = at_best_lr(cells, best_lr)
+    rows = comparison_table(judged, min_effect)
+    for row in rows:
+        row["test"] = "fixed"
+    if anytime:
+        _anytime(rows, judged, min_effect)
+    rows = [row for row in rows if row["verdict"] != Verdict.BASELINE]
+    splits = bimodal_splits(cells)
+    found = []
+    for row in rows:
+        arm_lr, baseline_lr = best_lr.get(row["arm"]), best_lr.get(cells.baseline)
+        sides = [(side, splits.get((name, lr))) for side, name, lr in
+                 (("the arm", row["arm"], arm_lr), ("the baseline", cells.baseline, baseline_lr))]
+        row["bimodal"] = "; ".join(f"{side}: {split.describe()}" for side, split in sides if split) or None
+        found.append(Headline(row["arm"], arm_lr, baseline_lr, row))
+    return found
 
 
 def winner(lines: list[Headline]) -> Headline | None:
     """The arm resolved better than the baseline by the most, if any is."""
-    better = [line for line in lines if line.row["verdict"] == "better"]
+    better = [line for line in lines if line.row["verdict"] == Verdict.BETTER]
     return min(better, key=lambda line: line.row["delta"]) if better else None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -14,6 +14,7 @@ from analysis.frames import Sweep
 from analysis.headline import Headline, headlines
 from analysis.scale import ScaleComparison, compare_across
 from analysis.sensitivity import lr_sensitivity
+from analysis.signals import COMPACT_COLUMN, SignalSummary, primary_signal, soft_caps
 from analysis.stability import stability
 from db.sql import quote_ident
 
@@ -46,6 +47,8 @@ class Analysis:
     sql: list[str]  # the SQL behind the tables
     headlines: list[Headline]  # each arm at its best LR against the baseline at its best LR
     ladder: LadderAnalysis | None = None  # when some arm ran at several sizes (analysis.ladder)
+    signal: SignalSummary | None = None  # the ablation's primary signal per arm, when it is not the loss
+    soft_caps: dict[str, float] = field(default_factory=dict)  # arm → attention soft-cap (its logits are pre-cap)
 
     def per_arm(self) -> pd.DataFrame:
         """`PER_ARM_COLUMNS`, one row per arm: its LR sensitivity and stability side by side."""
@@ -59,12 +62,19 @@ class Analysis:
         answer["n"] = answer["n"].astype("Int64")
         per_arm = self.per_arm()
         arms = pd.DataFrame({"arm": [self.baseline] + [a for a in per_arm["arm"] if a != self.baseline]})
-        return arms.merge(answer, on="arm", how="left").merge(per_arm, on="arm", how="left")[COMPACT_COLUMNS]
+        return arms.merge(answer, on="arm", how="left").merge(per_arm, on="arm", how="left")[self.compact_columns]
+
+    @property
+    def compact_columns(self) -> list[str]:
+        """`COMPACT_COLUMNS`, led by the primary signal's column when the question is not about the loss."""
+        lead = COMPACT_COLUMN.get(self.signal.name) if self.signal is not None else None
+        return COMPACT_COLUMNS if lead is None else ["arm", lead, *(c for c in COMPACT_COLUMNS if c not in ("arm", lead))]
 
 
-def comparison_frame(rows: list[dict]) -> pd.DataFrame:
-    """`compare`'s rows as a frame with its COLUMNS and OBSERVED (counts nullable integers, survivors_only nullable)."""
-    frame = pd.DataFrame(rows, columns=[*COLUMNS, OBSERVED, DIRECTION])
+def comparison_frame(rows: list[dict], extra: tuple[str, ...] = ()) -> pd.DataFrame:
+    """`compare`'s rows as a frame with its COLUMNS, OBSERVED, DIRECTION and `extra` columns (counts nullable
+    integers, survivors_only nullable)."""
+    frame = pd.DataFrame(rows, columns=[*COLUMNS, OBSERVED, DIRECTION, *extra])
     for column in ("seeds", DIRECTION, *COUNTS):
         frame[column] = frame[column].astype("Int64")
     frame["survivors_only"] = frame["survivors_only"].astype("boolean")
@@ -74,15 +84,29 @@ def comparison_frame(rows: list[dict]) -> pd.DataFrame:
 def analyse(sweep: Sweep, metric: str = METRIC, baseline: str | None = None, min_effect: float = MIN_EFFECT) -> Analysis:
     """Run every analysis of `sweep` (AnalysisError for an unknown metric or baseline, or no finished runs)."""
     cells = finished_cells(sweep, metric, baseline)
-    comparison = comparison_frame(comparison_table(cells, min_effect))
+    comparison = comparison_frame(*_table_rows(cells, min_effect, bool(sweep.info.adaptive)))
     sensitivity, sensitivity_sql = lr_sensitivity(sweep, metric)
     stable, stability_sql = stability(sweep, metric)
     best_lr = dict(zip(sensitivity["arm"], sensitivity["best_lr"]))
     comparison_sql = sweep.sql(f"SELECT arm, lr, seed, status, {quote_ident(metric)} FROM sweep_runs ORDER BY arm, lr, seed")
+    signal = primary_signal(sweep, metric, cells.baseline, sensitivity)
     return Analysis(
         sweep, metric, cells.baseline, min_effect, comparison, sensitivity, stable, compare_across(sweep, metric),
-        [comparison_sql, *sensitivity_sql, stability_sql], headlines(cells, best_lr, min_effect), ladder_of(sweep, metric, cells.baseline),
+        [comparison_sql, *sensitivity_sql, stability_sql, *([signal.sql] if signal is not None and signal.sql else [])],
+        headlines(cells, best_lr, min_effect, bool(sweep.info.adaptive)), ladder_of(sweep, metric, cells.baseline), signal,
+        soft_caps(sweep),
     )
+
+
+def _table_rows(cells, min_effect: float, adaptive: bool) -> tuple[list[dict], tuple[str, ...]]:
+    """The rows by arm and LR; after adaptive seeding with the anytime-valid table's columns beside them."""
+    rows = comparison_table(cells, min_effect)
+    if not adaptive:
+        return rows, ()
+    from analysis.sequential_table import SEQUENTIAL_COLUMNS, add_sequential
+
+    add_sequential(rows, cells, min_effect)
+    return rows, tuple(SEQUENTIAL_COLUMNS)
 
 
 def ladder_of(sweep: Sweep, metric: str, baseline: str) -> LadderAnalysis | None:

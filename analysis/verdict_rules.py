@@ -75,28 +75,31 @@ def _fewer(e: Evidence):
     return np.asarray(e.arm_only) < np.asarray(e.baseline_only)
 
 
+STABILITY_SENTENCE = ("diverged on {arm_diverged} of {n_pairs} matched seeds, {baseline} on {baseline_diverged} "
+                      "({decided_by}, p {p_stability})")
+LOSS_SENTENCE = "Δ {delta} nats [{low}, {high}] over {n} matched seeds ({decided_by}, p {p_loss})"
 RULES = (
     Rule(Verdict.LESS_STABLE, "the divergence test resolves that the arm diverges on more matched seeds than the baseline",
-         lambda e: np.asarray(e.stability_resolved) & _more(e),
-         "diverged on {arm_diverged} of {n_pairs} matched seeds, the baseline on {baseline_diverged} ({stability_test})"),
+         lambda e: np.asarray(e.stability_resolved) & _more(e), STABILITY_SENTENCE),
     Rule(Verdict.MORE_STABLE, "the divergence test resolves that the arm diverges on fewer matched seeds than the baseline",
-         lambda e: np.asarray(e.stability_resolved) & _fewer(e),
-         "diverged on {arm_diverged} of {n_pairs} matched seeds, the baseline on {baseline_diverged} ({stability_test})"),
+         lambda e: np.asarray(e.stability_resolved) & _fewer(e), STABILITY_SENTENCE),
     Rule(Verdict.NO_CI, "fixed-n only: fewer than two surviving pairs, or zero spread from fewer than three",
          lambda e: np.asarray(e.no_ci),
-         "{n} matched seeds completed on both sides: too few for an interval"),
+         "{n} matched seeds completed on both sides: too few for an interval (a spread needs two pairs, and zero spread "
+         "three); run more seeds"),
     Rule(Verdict.NEGLIGIBLE, "no discordant divergence, and the loss interval lies inside ±min_effect",
          lambda e: (np.asarray(e.arm_only) == 0) & (np.asarray(e.baseline_only) == 0) & np.asarray(e.inside_margin),
-         "Δ {delta} nats [{low}, {high}] over {n} matched seeds, inside ±{min_effect} nats ({loss_test})"),
+         "Δ {delta} nats [{low}, {high}] over {n} matched seeds, inside ±{min_effect} nats ({decided_by})"),
     Rule(Verdict.BETTER, "the loss test resolves a lower loss, and the arm diverged on no matched seed the baseline "
          "completed (each such divergence is charged as an unbounded loss)",
          lambda e: np.asarray(e.loss_resolved) & (np.asarray(e.direction) < 0) & (np.asarray(e.arm_only) == 0),
-         "Δ {delta} nats [{low}, {high}] over {n} matched seeds ({loss_test})"),
+         LOSS_SENTENCE),
     Rule(Verdict.WORSE, "the loss test resolves a higher loss, and the baseline diverged on no matched seed the arm "
          "completed",
          lambda e: np.asarray(e.loss_resolved) & (np.asarray(e.direction) > 0) & (np.asarray(e.baseline_only) == 0),
-         "Δ {delta} nats [{low}, {high}] over {n} matched seeds ({loss_test})"),
+         LOSS_SENTENCE),
 )
+SENTENCES = {rule.verdict: rule.sentence for rule in RULES}
 OTHERWISE = {"fixed": Verdict.WITHIN_NOISE, "sequential": Verdict.UNDECIDED}
 OTHERWISE_CONDITION = "otherwise: within noise (fixed-n) / undecided (anytime-valid)"
 BARRED = ("its {side} diverged on {count} matched seed(s) the other side completed: a loss claim in its favour "
@@ -118,6 +121,23 @@ def barred(row: dict) -> str | None:
         return None
     side, count = ("arm", row.get("arm_only")) if delta < 0 else ("baseline", row.get("baseline_only"))
     return BARRED.format(side=side, count=count) if count else None
+
+
+def _number(value, digits: int = 3) -> str:
+    return "?" if value is None or value != value else f"{float(value):.{digits}g}"
+
+
+def sentence(row: dict, baseline: str, min_effect: float) -> str | None:
+    """What a resolved row says (its rule's sentence filled from the row), or None for an unresolved one. Plain
+    text: the page escapes it."""
+    template = SENTENCES.get(row["verdict"])
+    if template is None:
+        return None
+    fields = {**row, "baseline": baseline, "min_effect": f"{min_effect:g}", "delta": _number(row.get("delta")),
+              "low": _number(row.get("delta_ci_low")), "high": _number(row.get("delta_ci_high")),
+              "p_loss": _number(row.get("p_holm"), 2), "decided_by": row.get("decided_by") or "",
+              "p_stability": _number(row.get("p_seq_holm") if row.get("test") == "anytime" else row.get("p_stability_holm"), 2)}
+    return template.format(**fields)
 
 
 def rules_markdown() -> str:

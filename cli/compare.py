@@ -142,6 +142,11 @@ def comparison(args: argparse.Namespace) -> tuple[list[dict], list[str], str | N
 
         add_sequential(rows, cells, args.min_effect, args.robust)
         COLUMNS = [*COLUMNS, *SEQUENTIAL_COLUMNS]
+    from analysis.comparison import bimodal_note
+
+    note = bimodal_note(cells, lambda arm: labels.get(arm, arm))
+    if note:
+        print(f"harness compare: {note}", file=sys.stderr)
     if adaptive:
         print(f"harness compare: {adaptive}: read seq_verdict; verdict and p_holm are the fixed-n test's, which "
               "assumes the seed counts were fixed in advance", file=sys.stderr)

@@ -27,8 +27,8 @@ def settle_plan(plan, source: str, results_dir: Path, *, replace: bool, merge: b
     meta = _seeded(declared, stored_meta.get("seeding"), seeding_round)
     stored_rows = db.read_plan(results_dir, plan.name).to_pylist()
     change = plan_change(stored_meta, stored_rows, meta, rows)
-    if change.same:  # a new round's record is the only change, if any
-        same = meta.get("seeding") == stored_meta.get("seeding")
+    if change.same:  # a new round's record or the ablation's primary signal is the only change, if any
+        same = all(meta.get(name) == stored_meta.get(name) for name in ("seeding", "primary"))
         return (lambda: None) if same else (lambda: db.write_sweep(results_dir, plan.name, meta, stored_rows))
     if stored_meta.get("seeding") and not merge and not change.differences and change.fewer:
         # the declared command again after --until-decided added seeds: the same sweep, its added seeds kept

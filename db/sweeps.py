@@ -35,6 +35,8 @@ CELL_SCHEMA = pa.schema([
     ("data", pa.string()),
 ])
 META_FIELDS = ("question", "baseline", "axes", "source", "n_cells", "created_at", "studies", "trials", "primary", "seeding")
+# What an ablation's question is about (`Ablation(primary=...)`, sweep.json's `primary`): the report leads with it.
+SIGNALS = ("loss", "divergence", "attn_logit", "lr_sensitivity")
 TRIALS_DIR = "trials"
 HISTORY_DIR = "history"
 

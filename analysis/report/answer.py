@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from html import escape
 
-from analysis.headline import Headline, winner
+from analysis.headline import ANYTIME, Headline, winner
+from analysis.signals import ArmSignal
 from analysis.report.html import missing, table
 from analysis.stats import ALPHA
+from analysis.verdict_rules import Verdict, barred, sentence
 
 
 def _g(value, digits: int = 3) -> str:
@@ -26,13 +28,16 @@ def _seeds(count: int | None) -> str:
 
 
 def _difference(row: dict) -> str:
-    return (f"{_g(row['delta'], 3)} nats [{_g(row['delta_ci_low'])}, {_g(row['delta_ci_high'])}] over "
-            f"{row['n']} matched seed{'s' if row['n'] != 1 else ''}, Holm p {_g(row['p_holm'], 2)}")
+    interval = "95% confidence sequence" if row.get("test") == ANYTIME else "95% CI"
+    return (f"{_g(row['delta'], 3)} nats ({interval} [{_g(row['delta_ci_low'])}, {_g(row['delta_ci_high'])}]) over "
+            f"{row['n']} matched seed{'s' if row['n'] != 1 else ''}")
 
 
 def _plans(line: Headline, min_effect: float) -> str:
-    """Both seed plans, each labelled with the difference it is for."""
+    """Both seed plans, each labelled with the difference it is for (fixed-n plans: none after adaptive seeding)."""
     row, parts = line.row, []
+    if line.anytime:
+        return ""
     if line.seeds_for_observed is not None:
         parts.append(f"to resolve the observed difference: {_seeds(line.seeds_for_observed)} matched seeds")
     if row["seeds_needed"] is not None:
@@ -42,30 +47,31 @@ def _plans(line: Headline, min_effect: float) -> str:
 
 def _unresolved(line: Headline, min_effect: float) -> str:
     row = line.row
-    if row["verdict"] == "no CI":
-        return (f"<b>not resolved</b>: {row['n'] or 0} matched seed{'s' if row['n'] != 1 else ''} completed on both "
-                "sides, too few for an interval (a spread needs two pairs, and zero spread three); run more seeds.")
+    if line.anytime:
+        return f"<b>undecided</b> ({_difference(row)}): the anytime-valid test has not decided; add seeds (--until-decided)."
     more = line.more_seeds
     ask = (f"{_seeds(more)} more seeds would resolve the observed difference" if more else
            "the observed difference should resolve at this seed count, but did not")
-    return f"<b>not resolved</b> ({_difference(row)}): {ask}.{_plans(line, min_effect)}"
+    why = barred(row)
+    reason = f"; {escape(why)}" if why else ""
+    return f"<b>not resolved</b> ({_difference(row)}{reason}): {ask}.{_plans(line, min_effect)}"
 
 
 def _verdict(line: Headline, baseline: str, min_effect: float) -> str:
     row, verdict = line.row, line.row["verdict"]
-    if verdict in ("more stable", "less stable"):
-        return (f"<b>{verdict}</b>: diverged on {row['arm_diverged']} of {row['n_pairs']} matched seeds, {escape(baseline)} "
-                f"on {row['baseline_diverged']} (Fisher's exact test, Holm p {_g(row['p_stability_holm'], 2)}).")
-    if verdict == "negligible":
-        return f"<b>negligible</b>: {_difference(row)}, inside ±{min_effect:g} nats.{_plans(line, min_effect)}"
-    if verdict in ("better", "worse"):
-        return f"<b>{verdict}</b>: {_difference(row)}.{_plans(line, min_effect)}"
-    return _unresolved(line, min_effect)
+    said = sentence(row, baseline, min_effect)
+    if said is None:
+        return _unresolved(line, min_effect)
+    plans = _plans(line, min_effect) if verdict not in (Verdict.NO_CI,) else ""
+    return f"<b>{escape(str(verdict))}</b>: {escape(said)}.{plans}"
 
 
 def _sentence(line: Headline, analysis) -> str:
     shown, baseline = analysis.sweep.shown, analysis.sweep.shown(analysis.baseline)
     survivors = " Conditional on survival: some matched seeds diverged." if line.row.get("survivors_only") else ""
+    if line.row.get("bimodal"):
+        survivors += (f' <span class="warn">Per-seed losses split into two groups ({escape(line.row["bimodal"])}): a '
+                      "run escapes a plateau or not, and the mean describes neither.</span>")
     return (f'<li data-arm="{escape(line.arm)}" data-verdict="{escape(line.row["verdict"])}"><b>{escape(shown(line.arm))}</b> '
             f"at {_lr(line.lr)} against {escape(baseline)} at {_lr(line.baseline_lr)}: "
             f"{_verdict(line, baseline, analysis.min_effect)}{survivors}</li>")
@@ -74,8 +80,10 @@ def _sentence(line: Headline, analysis) -> str:
 def _lead(analysis) -> str:
     best, baseline = winner(analysis.headlines), escape(analysis.sweep.shown(analysis.baseline))
     if best is not None:
+        interval = "95% confidence sequence" if best.anytime else "95% CI"
         return (f"<b>{escape(analysis.sweep.shown(best.arm))}</b> wins: {_g(best.row['delta'])} nats against {baseline}, "
-                f"each at its best LR (95% CI [{_g(best.row['delta_ci_low'])}, {_g(best.row['delta_ci_high'])}]).")
+                f"each at its best LR ({interval} [{_g(best.row['delta_ci_low'])}, {_g(best.row['delta_ci_high'])}]; "
+                f"{escape(best.row.get('decided_by') or '')}).")
     if not analysis.headlines:
         return f"Only {baseline} has finished runs: nothing to compare yet."
     counts = {}
@@ -85,13 +93,46 @@ def _lead(analysis) -> str:
     return f"No arm is resolved better than {baseline} at its best LR ({tally})."
 
 
+def _signal_value(signal, value: ArmSignal) -> str:
+    if signal.name == "divergence":
+        at = f" (at LR {_g(value.lr)}: {int(value.low)} of {int(value.high)})" if value.lr is not None else ""
+        return f"diverged on {int(value.value)} of {value.runs} runs{at}"
+    if signal.name == "lr_sensitivity":
+        return f"{_g(value.value)} nats (best LR {_g(value.lr)})"
+    spread = f" [{_g(value.low)}–{_g(value.high)}]" if value.runs > 1 else ""
+    cap = (f" (before its soft-cap at {_g(value.pre_cap)}: softmax sees at most {_g(value.pre_cap)})"
+           if value.pre_cap is not None else "")
+    return f"{_g(value.value)}{spread}{cap}"
+
+
+def signal_section(analysis) -> str:
+    """The question's own signal per arm, ahead of the loss: what a stability question is answered by."""
+    signal = analysis.signal
+    if signal is None:
+        return ""
+    where = {"attn_logit": "max over layers, heads and probe steps, each arm at its largest LR; median over seeds "
+                           "[range]", "divergence": "over every LR", "lr_sensitivity": "Wortsman et al.'s measure"}
+    items = "".join(f'<li data-arm="{escape(value.arm)}"><b>{escape(analysis.sweep.shown(value.arm))}</b>: '
+                    f"{escape(_signal_value(signal, value))}</li>" for value in signal.arms)
+    return (f'<p class="lead signal">This question is about <b>{escape(signal.label)}</b> ({where[signal.name]}):</p>'
+            f'<ul class="signal">{items}</ul><p>On the loss, each arm at its best LR:</p>')
+
+
+def _anytime(analysis) -> bool:
+    return any(line.anytime for line in analysis.headlines)
+
+
 def answer(analysis) -> str:
     """The headline section: the lead sentence, a sentence per arm, the compact per-arm table."""
     items = "".join(_sentence(line, analysis) for line in analysis.headlines)
     method = (f"Each arm at its own best LR (lowest mean loss, a divergence counted as the loss at step 0) against "
-              f"the baseline at its own best LR, paired on seed; paired t-test, Holm-adjusted across these rows, "
-              f"α = {ALPHA:g}; seeds planned for 80% power from the 90% upper bound of the paired spread.")
-    return (f'<section class="answer" id="answer"><h2>Answer</h2><p class="lead">{_lead(analysis)}</p>'
+              f"the baseline at its own best LR, paired on seed, judged by the verdict rules below, α = {ALPHA:g}. "
+              + (f"{escape(analysis.sweep.info.adaptive)}, so every row is judged by the anytime-valid test alone "
+                 "(t confidence sequence and divergence e-process, Holm across the table at every seed); no fixed-n "
+                 "p-value is quoted." if _anytime(analysis) else
+                 "Paired t-test and Fisher's exact test of divergences, Holm-adjusted across these rows; seeds planned "
+                 "for 80% power from the 90% upper bound of the paired spread."))
+    return (f'<section class="answer" id="answer"><h2>Answer</h2>{signal_section(analysis)}<p class="lead">{_lead(analysis)}</p>'
             f'<ul class="headlines">{items}</ul><p class="note">{method}</p>'
             f'<h3>Per arm</h3><div class="scroll sticky-first" id="compact">{table(compact_frame(analysis), labelled=("verdict",))}</div>'
             f"</section>")
@@ -103,5 +144,10 @@ def compact_frame(analysis):
     ci = [("" if missing(low) else f"[{_g(low)}, {_g(high)}]") for low, high in zip(frame["delta_ci_low"], frame["delta_ci_high"])]
     shown = frame.assign(arm=frame["arm"].map(analysis.sweep.shown), delta_ci=ci,
                          diverged=[f"{d} of {r}" if not missing(r) else "" for d, r in zip(frame["diverged"], frame["runs"])])
-    shown = shown.rename(columns={"delta": "Δ at best LRs", "delta_ci": "95% CI", "n": "seeds", "diverged": "diverged runs"})
-    return shown[["arm", "verdict", "Δ at best LRs", "95% CI", "seeds", "best_lr", "lr_sensitivity", "diverged runs", "peak_attn_logit"]]
+    caps = analysis.soft_caps
+    shown["peak_attn_logit"] = [("" if missing(peak) else f"{_g(peak)} (pre-cap)" if arm in caps else _g(peak))
+                                for arm, peak in zip(frame["arm"], frame["peak_attn_logit"])]
+    names = {"delta": "Δ at best LRs", "delta_ci": "95% CI", "n": "seeds", "diverged": "diverged runs"}
+    order = [names.get(c, c) for c in analysis.compact_columns if c not in ("delta_ci_low", "delta_ci_high", "runs")]
+    order.insert(order.index("Δ at best LRs") + 1, "95% CI")
+    return shown.rename(columns=names)[order]

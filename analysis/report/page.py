@@ -18,6 +18,7 @@ from analysis.report.html import sql_block, table
 from analysis.report.ladder import section as ladder_section
 from analysis.source import INTERRUPTED_STATE, RUNNING_STATE, SweepInfo
 from analysis.stats import ALPHA
+from analysis.verdict_rules import OTHERWISE, OTHERWISE_CONDITION, RULES
 
 REFRESH_SECONDS = 10
 
@@ -57,6 +58,14 @@ def _intro(info: SweepInfo) -> str:
     )
 
 
+def rules_html() -> str:
+    """The verdict rule table (`analysis.verdict_rules.RULES`, the one the CLI and docs render)."""
+    rows = [(i, rule.verdict, rule.condition) for i, rule in enumerate(RULES, 1)]
+    rows.append((len(RULES) + 1, f"{OTHERWISE['fixed']} / {OTHERWISE['sequential']}", OTHERWISE_CONDITION))
+    body = "".join(f"<tr><td>{i}</td><td><i>{escape(str(verdict))}</i></td><td>{escape(when)}</td></tr>" for i, verdict, when in rows)
+    return f'<table class="rules"><thead><tr><th>order</th><th>verdict</th><th>when</th></tr></thead><tbody>{body}</tbody></table>'
+
+
 def _method(analysis) -> str:
     return (
         "<details class=\"method\"><summary>How these numbers were computed</summary>"
@@ -66,11 +75,9 @@ def _method(analysis) -> str:
         "matched seeds (same seed, same data order): <i>n_pairs</i> seeds both have, the divergences of each side on them and "
         "Fisher's exact test of the two divergence rates (<i>p_stability</i>), and the paired t-test of the loss on "
         "the <i>n</i> seeds both completed (<i>survivors_only</i> when some matched seed diverged); every p-value of "
-        f"the table is in one Holm family. Verdict: <i>less stable</i> / <i>more stable</i> when the adjusted divergence "
-        f"p &lt; {ALPHA:g}; <i>no CI</i> under two surviving pairs (or zero spread from under three); <i>negligible</i> "
-        f"when both diverged as often and the difference's CI lies inside ±{analysis.min_effect:g} nats; <i>better</i> or "
-        f"<i>worse</i> when the adjusted loss p &lt; {ALPHA:g} and the side it favours diverged no more often (the survivors "
-        "of the side that diverged more are a selection); else <i>within noise</i>. Seeds needed: matched seeds for 80% "
+        "the table is in one Holm family. The verdict of a row is the first rule that holds (a loss claim in a side's "
+        "favour is barred by any matched seed where that side alone diverged: a divergence may hide any loss):"
+        f"</p>{rules_html()}<p>Seeds needed: matched seeds for 80% "
         f"power to resolve ±{analysis.min_effect:g} nats, and to resolve the observed difference, each planned with the "
         "90% upper confidence bound of the paired spread. LR sensitivity (Wortsman et al. 2023, §2.2): mean over the LR "
         "grid of min(ℓ(η), ℓ₀) − ℓ*, a divergence counted as ℓ₀, the loss at step 0.</p></details>"

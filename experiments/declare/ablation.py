@@ -38,7 +38,9 @@ class Ablation:
     and the comparison tests those runs instead of the trials the choice was made on. `arms`: {arm name: display
     label} for tables and legends (over any label the grid gave; names, the arms' identity, never change).
     `ladder`: `ladder(...)` runs every arm at each rung of growing size, each rung with its own budget (which
-    replaces `budget`), seeds and LRs (docs/sweeps.md#a-scale-ladder)."""
+    replaces `budget`), seeds and LRs (docs/sweeps.md#a-scale-ladder). `primary`: the signal the question is about,
+    which the report's answer leads with: 'loss' (the default), 'divergence', 'attn_logit' (peak attention logit)
+    or 'lr_sensitivity' (db.sweeps.SIGNALS)."""
 
     name: str
     question: str
@@ -61,9 +63,10 @@ class Ablation:
     confirm_seeds: int = 0
     arms: Mapping[str, str] | None = None
     ladder: Ladder | None = None
+    primary: str = "loss"
 
     def __post_init__(self) -> None:
-        from db.sweeps import SWEEP_NAME_PATTERN
+        from db.sweeps import SIGNALS, SWEEP_NAME_PATTERN
 
         if not isinstance(self.name, str) or not SWEEP_NAME_PATTERN.match(self.name):
             _fail(str(self.name), "name must be 1-200 letters, digits or '._=+-', starting with a letter or digit")
@@ -99,6 +102,11 @@ class Ablation:
             value = getattr(self, name)
             if value is not None and not isinstance(value, Mapping):
                 _fail(self.name, f"{name} must be a dict of field values, not {type(value).__name__}")
+        if self.primary not in SIGNALS:
+            from errors import did_you_mean
+
+            _fail(self.name, f"primary={self.primary!r} is not a signal{did_you_mean(str(self.primary), SIGNALS)} "
+                             f"Signals: {', '.join(map(repr, SIGNALS))}.")
         self._check_search()
         self._check_confirm()
         self._check_arms()

@@ -52,7 +52,8 @@ class Plan:
 
     def meta(self, source: str | None = None) -> dict[str, Any]:
         """The sweep's description for `db.write_sweep`."""
-        meta = {"question": self.ablation.question, "baseline": self.baseline, "axes": list(self.axes), "source": source}
+        meta = {"question": self.ablation.question, "baseline": self.baseline, "axes": list(self.axes), "source": source,
+                "primary": self.ablation.primary}
         if self.studies:
             meta |= {"studies": [study.record() for study in self.studies], "trials": self.ablation.trials}
         return meta
