@@ -13,4 +13,5 @@ ablation = Ablation(
     "qk_stability", "Does QK-norm, attention soft-capping or z-loss keep training stable across learning rates?",
     base="tiny", grid=grid() + grid(qk_norm="rmsnorm") + grid(attn_softcap=50.0) + grid(z_loss=1e-4),
     lrs=[1e-2, 3e-2, 1e-1], seeds=3, train={**CPU_PROXY, "steps": 300, "val_every": 100, "checkpoint_every": 100},
+    primary="attn_logit",
 )

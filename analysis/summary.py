@@ -49,6 +49,15 @@ class Analysis:
     ladder: LadderAnalysis | None = None  # when some arm ran at several sizes (analysis.ladder)
     signal: SignalSummary | None = None  # the ablation's primary signal per arm, when it is not the loss
     soft_caps: dict[str, float] = field(default_factory=dict)  # arm → attention soft-cap (its logits are pre-cap)
+    # A ladder's headline compares arms at the largest rung: each such arm → the variant name it is shown by, and
+    # the rung (analysis.ladder.headline); empty for any other sweep
+    headline_arms: dict[str, str] = field(default_factory=dict)
+    headline_rung: str | None = None
+
+    @property
+    def headline_baseline(self) -> str:
+        """The baseline as the headline names it (a ladder's: its variant)."""
+        return self.headline_arms.get(self.baseline, self.baseline.split("@", 1)[0] if self.headline_arms else self.baseline)
 
     def per_arm(self) -> pd.DataFrame:
         """`PER_ARM_COLUMNS`, one row per arm: its LR sensitivity and stability side by side."""
@@ -57,11 +66,14 @@ class Analysis:
     def compact(self) -> pd.DataFrame:
         """`COMPACT_COLUMNS`, one row per arm (the baseline first): its headline comparison, best LR, LR
         sensitivity, divergences and peak attention logit."""
-        rows = [{"arm": self.baseline, "verdict": "baseline"}] + [{"arm": h.arm, **h.row} for h in self.headlines]
+        baseline = self.headline_baseline
+        rows = [{"arm": baseline, "verdict": "baseline"}] + [{"arm": h.arm, **h.row} for h in self.headlines]
         answer = pd.DataFrame(rows).reindex(columns=["arm", "verdict", "delta", "delta_ci_low", "delta_ci_high", "n"])
         answer["n"] = answer["n"].astype("Int64")
         per_arm = self.per_arm()
-        arms = pd.DataFrame({"arm": [self.baseline] + [a for a in per_arm["arm"] if a != self.baseline]})
+        if self.headline_arms:  # a ladder: each variant's largest arm, by the variant's name
+            per_arm = per_arm[per_arm["arm"].isin(self.headline_arms)].assign(arm=lambda f: f["arm"].map(self.headline_arms))
+        arms = pd.DataFrame({"arm": [baseline] + [a for a in per_arm["arm"] if a != baseline]})
         return arms.merge(answer, on="arm", how="left").merge(per_arm, on="arm", how="left")[self.compact_columns]
 
     @property
@@ -90,11 +102,16 @@ def analyse(sweep: Sweep, metric: str = METRIC, baseline: str | None = None, min
     best_lr = dict(zip(sensitivity["arm"], sensitivity["best_lr"]))
     comparison_sql = sweep.sql(f"SELECT arm, lr, seed, status, {quote_ident(metric)} FROM sweep_runs ORDER BY arm, lr, seed")
     signal = primary_signal(sweep, metric, cells.baseline, sensitivity)
+    ladder = ladder_of(sweep, metric, cells.baseline)
+    judged, judged_lr, arms, rung = cells, best_lr, {}, None
+    if ladder is not None:
+        from analysis.ladder.headline import largest_rung
+
+        judged, judged_lr, rung, arms = largest_rung(sweep, cells, best_lr)
     return Analysis(
         sweep, metric, cells.baseline, min_effect, comparison, sensitivity, stable, compare_across(sweep, metric),
         [comparison_sql, *sensitivity_sql, stability_sql, *([signal.sql] if signal is not None and signal.sql else [])],
-        headlines(cells, best_lr, min_effect, bool(sweep.info.adaptive)), ladder_of(sweep, metric, cells.baseline), signal,
-        soft_caps(sweep),
+        headlines(judged, judged_lr, min_effect, bool(sweep.info.adaptive)), ladder, signal, soft_caps(sweep), arms, rung,
     )
 
 

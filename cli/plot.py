@@ -6,6 +6,7 @@ matplotlib and seaborn are imported inside the handler so `harness --help` stays
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from cli.out_path import check_out_path
@@ -65,5 +66,7 @@ def run(args: argparse.Namespace) -> int:
     plot = FIGURES[args.figure](context)
     out.parent.mkdir(parents=True, exist_ok=True)
     plot.save(out)
+    for note in plot.notes:
+        print(f"harness plot: {note}", file=sys.stderr)
     print(out)
     return 0

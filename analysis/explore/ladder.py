@@ -13,7 +13,8 @@ from analysis.plots.base import arm_colors
 
 def _traces(variant: str, line, color: str) -> list[dict]:
     common = {"legendgroup": variant, "type": "scatter"}
-    traces = [{**common, "mode": "markers", "x": line.x.tolist(), "y": line.loss.tolist(), "name": line.label,
+    refused = " (no extrapolation)" if line.note.startswith("no extrapolation") else ""
+    traces = [{**common, "mode": "markers", "x": line.x.tolist(), "y": line.loss.tolist(), "name": line.label + refused,
                "marker": {"color": color, "size": 6, "opacity": 0.7},
                "hovertemplate": f"{line.label}<br>%{{x:.3g}}: %{{y:.4g}}<extra></extra>"}]
     if line.curve is not None:

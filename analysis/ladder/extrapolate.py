@@ -20,6 +20,7 @@ import pandas as pd
 
 from analysis.errors import AnalysisError
 from analysis.ladder.curve import predict
+from analysis.ladder.degenerate import refusal
 from analysis.ladder.fits import LadderFit, expanded_interval, points_of
 from analysis.ladder.points import LadderData
 
@@ -81,7 +82,21 @@ def _crossover(fit: LadderFit, v: int, target: float) -> tuple[float, float, flo
     return float(point), float(lo[0]), float(hi[0]), share
 
 
-def _row(fit: LadderFit, v: int, target: Target, at: tuple[np.ndarray, np.ndarray]) -> dict:
+def refusals(fit: LadderFit, target: Target) -> list[str | None]:
+    """Per variant, why its fitted curve must not be extrapolated to the target (`analysis.ladder.degenerate`),
+    or None: it may be (a variant without a converged curve: None too, its note already says why)."""
+    found = []
+    for v, curve in enumerate(fit.curves):
+        if not fit.fitted(v):
+            found.append(None)
+            continue
+        loss = fit.data.loss[v]
+        rung_means = np.array([np.nanmean(row) for row in loss if not np.isnan(row).all()])
+        found.append(refusal(curve, len(rung_means), fit.boot[:, v], rung_means, target.value))
+    return found
+
+
+def _row(fit: LadderFit, v: int, target: Target, at: tuple[np.ndarray, np.ndarray], refused: list[str | None]) -> dict:
     data, curve = fit.data, fit.curves[v]
     row = {"arm": data.labels[v], "rungs": int((~np.isnan(data.loss[v])).any(-1).sum()), "seeds": int(data.n_seeds[v].sum()),
            "diverged": int(data.diverged[v].sum()), "best_lrs": " ".join("-" if np.isnan(lr) else f"{lr:g}" for lr in data.lr[v]),
@@ -92,11 +107,17 @@ def _row(fit: LadderFit, v: int, target: Target, at: tuple[np.ndarray, np.ndarra
     e_low, e_high = expanded_interval(np.exp(fit.boot[:, v, 0]), fit.df[v])
     a_low, a_high = expanded_interval(fit.boot[:, v, 2], fit.df[v])
     big_a_low, big_a_high = expanded_interval(np.exp(fit.boot[:, v, 1] + fit.boot[:, v, 2] * np.log(curve.ref)), fit.df[v])
-    p_low, p_high = expanded_interval(boot[:, v], fit.df[v])
     row |= {"E": curve.E, "E_low": e_low, "E_high": e_high, "alpha": curve.alpha, "alpha_low": a_low, "alpha_high": a_high,
-            "A": curve.A, "A_low": big_a_low, "A_high": big_a_high, "predicted": point[v], "low": p_low, "high": p_high}
+            "A": curve.A, "A_low": big_a_low, "A_high": big_a_high}
     notes = [f"{1 - share:.0%} of bootstrap fits did not converge" for share in [fit.converged_share()[v]] if share < 1]
-    if v > 0 and fit.fitted(0):
+    if refused[v]:
+        row["note"] = "; ".join([refused[v], *notes])
+        return row
+    p_low, p_high = expanded_interval(boot[:, v], fit.df[v])
+    row |= {"predicted": point[v], "low": p_low, "high": p_high}
+    if v > 0 and fit.fitted(0) and refused[0]:
+        notes.append("no gap to the baseline: its own fit is not extrapolated")
+    elif v > 0 and fit.fitted(0):
         g_low, g_high = expanded_interval(boot[:, v] - boot[:, 0], min(fit.df[v], fit.df[0]))
         crossover, c_low, c_high, crosses = _crossover(fit, v, target.value)
         row |= {"gap": point[v] - point[0], "gap_low": g_low, "gap_high": g_high, "crossover": crossover,
@@ -110,8 +131,8 @@ def _row(fit: LadderFit, v: int, target: Target, at: tuple[np.ndarray, np.ndarra
 def extrapolate(fit: LadderFit, target: Target) -> pd.DataFrame:
     """`COLUMNS`, one row per variant (the baseline first): its curve with intervals, the loss predicted at the
     target, the gap to the baseline there and the crossover with the baseline's curve."""
-    at = fit.predict(target.value)
-    rows = [_row(fit, v, target, at) for v in range(len(fit.data.variants))]
+    at, refused = fit.predict(target.value), refusals(fit, target)
+    rows = [_row(fit, v, target, at, refused) for v in range(len(fit.data.variants))]
     return pd.DataFrame(rows).reindex(columns=COLUMNS)
 
 
@@ -130,13 +151,14 @@ class Drawn:
 def drawn(fit: LadderFit, target: Target, points: int = 120) -> list[Drawn]:
     """Every variant of the fit, as `Drawn` (a variant whose curve did not converge is drawn as points only)."""
     x = fit.data.axis(fit.axis)
+    refused = refusals(fit, target)
     found = []
     for v, label in enumerate(fit.data.labels):
         xs, ys = points_of(x[v], fit.data.loss[v])
         curve = None
-        if fit.fitted(v):
-            grid = np.geomspace(np.nanmin(x[v]), target.value, points)
+        if fit.fitted(v):  # a refused curve is drawn across its own rungs only, where it interpolates
+            grid = np.geomspace(np.nanmin(x[v]), np.nanmax(x[v]) if refused[v] else target.value, points)
             low, high = expanded_interval(predict(fit.boot[:, v, None, :], fit.refs[v], grid), fit.df[v])
             curve = (grid, fit.curves[v].predict(grid), low, high)
-        found.append(Drawn(label, xs, ys, curve, fit.notes[v]))
+        found.append(Drawn(label, xs, ys, curve, refused[v] or fit.notes[v]))
     return found

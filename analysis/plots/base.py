@@ -70,6 +70,7 @@ class Plot:
     caption: str
     sql: list[str]
     figure: Figure
+    notes: tuple[str, ...] = ()  # one line each that `harness plot` prints (e.g. an arm's "no extrapolation: …")
 
     def save(self, out, format: str | None = None) -> None:
         """Write to a path (the format follows its suffix: png, svg, pdf) or to a binary file in `format`."""

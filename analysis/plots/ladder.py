@@ -34,7 +34,9 @@ def figure(ctx: Context) -> Plot:
     fig, (ax,) = panels(1, legend_chars=max(len(line.label) for line in lines))
     for variant, line in zip(ladder.data.variants, lines):
         color = colors[variant]
-        ax.scatter(line.x, line.loss, s=14, color=color, alpha=0.6, label=shown(line.label))
+        refused = line.note.startswith("no extrapolation")
+        ax.scatter(line.x, line.loss, s=14, color=color, alpha=0.6,
+                   label=shown(line.label) + (" (no extrapolation)" if refused else ""))
         if line.curve is not None:
             grid, fitted, low, high = line.curve
             ax.plot(grid, fitted, color=color, linewidth=1.5)
@@ -45,4 +47,5 @@ def figure(ctx: Context) -> Plot:
     unit = AXIS_UNITS[ladder.target.axis][0]
     ax.set(xscale="log", xlabel=f"training {unit}" if unit == "FLOPs" else unit, ylabel=ctx.metric)
     legend(fig, [ax])
-    return Plot("ladder", "Loss against compute, fitted and extrapolated", CAPTION, ladder.sql, fig)
+    notes = tuple(f"{line.label}: {line.note}" for line in lines if line.note.startswith("no extrapolation"))
+    return Plot("ladder", "Loss against compute, fitted and extrapolated", CAPTION, ladder.sql, fig, notes)

@@ -11,6 +11,7 @@ from html import escape
 from analysis.headline import ANYTIME, Headline, winner
 from analysis.signals import ArmSignal
 from analysis.report.html import missing, table
+from analysis.report.ladder import gap_sentence
 from analysis.stats import ALPHA
 from analysis.verdict_rules import Verdict, barred, sentence
 
@@ -67,7 +68,7 @@ def _verdict(line: Headline, baseline: str, min_effect: float) -> str:
 
 
 def _sentence(line: Headline, analysis) -> str:
-    shown, baseline = analysis.sweep.shown, analysis.sweep.shown(analysis.baseline)
+    shown, baseline = analysis.sweep.shown, analysis.sweep.shown(analysis.headline_baseline)
     survivors = " Conditional on survival: some matched seeds diverged." if line.row.get("survivors_only") else ""
     if line.row.get("bimodal"):
         survivors += (f' <span class="warn">Per-seed losses split into two groups ({escape(line.row["bimodal"])}): a '
@@ -78,7 +79,13 @@ def _sentence(line: Headline, analysis) -> str:
 
 
 def _lead(analysis) -> str:
-    best, baseline = winner(analysis.headlines), escape(analysis.sweep.shown(analysis.baseline))
+    best, baseline = winner(analysis.headlines), escape(analysis.sweep.shown(analysis.headline_baseline))
+    if analysis.headline_rung is not None:
+        return f"At the largest rung ({escape(analysis.headline_rung)}): {_lead_at(best, baseline, analysis)}"
+    return _lead_at(best, baseline, analysis)
+
+
+def _lead_at(best, baseline: str, analysis) -> str:
     if best is not None:
         interval = "95% confidence sequence" if best.anytime else "95% CI"
         return (f"<b>{escape(analysis.sweep.shown(best.arm))}</b> wins: {_g(best.row['delta'])} nats against {baseline}, "
@@ -118,6 +125,17 @@ def signal_section(analysis) -> str:
             f'<ul class="signal">{items}</ul><p>On the loss, each arm at its best LR:</p>')
 
 
+def target_section(analysis) -> str:
+    """A ladder's answer at the target: each arm's fitted gap to the baseline there, or why there is none."""
+    ladder = analysis.ladder
+    if ladder is None:
+        return ""
+    rows = ladder.table.to_dict("records")
+    items = "".join(gap_sentence(row, rows[0]["arm"], ladder.target.describe(), "FLOPs") for row in rows[1:])
+    return (f"<p>At the target, {escape(ladder.target.describe())}, from each arm's fitted curve (a hypothesis for the "
+            f'next rung, not a measurement; <a href="#ladder">Will it hold at scale?</a>):</p><ul class="headlines">{items}</ul>')
+
+
 def _anytime(analysis) -> bool:
     return any(line.anytime for line in analysis.headlines)
 
@@ -133,7 +151,7 @@ def answer(analysis) -> str:
                  "Paired t-test and Fisher's exact test of divergences, Holm-adjusted across these rows; seeds planned "
                  "for 80% power from the 90% upper bound of the paired spread."))
     return (f'<section class="answer" id="answer"><h2>Answer</h2>{signal_section(analysis)}<p class="lead">{_lead(analysis)}</p>'
-            f'<ul class="headlines">{items}</ul><p class="note">{method}</p>'
+            f'<ul class="headlines">{items}</ul>{target_section(analysis)}<p class="note">{method}</p>'
             f'<h3>Per arm</h3><div class="scroll sticky-first" id="compact">{table(compact_frame(analysis), labelled=("verdict",))}</div>'
             f"</section>")
 

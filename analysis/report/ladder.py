@@ -43,10 +43,13 @@ def _fits(frame) -> str:
     return f'<div class="scroll sticky-first">{table(fits_frame(frame))}</div>'
 
 
-def _gap_sentence(row, baseline: str, target: str, unit: str) -> str:
+def gap_sentence(row, baseline: str, target: str, unit: str) -> str:
+    """One arm's fitted gap to the baseline at the target, with its interval and crossover, or why there is none."""
     arm = f"<b>{escape(row['arm'])}</b>"
     if missing(row["gap"]):
-        return f"<li>{arm}: no extrapolation ({escape(row['note'] or 'its curve or the baseline’s is not fitted')}).</li>"
+        note = row["note"] or "its curve or the baseline’s is not fitted"
+        said = note if note.startswith("no extrapolation") else f"no extrapolation: {note}"
+        return f"<li>{arm}: {escape(said)}.</li>"
     resolved = row["gap_high"] < 0 or row["gap_low"] > 0
     side = "better" if row["gap"] < 0 else "worse"
     verdict = (f"predicted <b>{_g(abs(row['gap']))} nats {side}</b> than {escape(baseline)}" if resolved else
@@ -79,11 +82,12 @@ def section(analysis) -> str:
         return ""
     target, unit = ladder.target.describe(), "FLOPs"
     rows = ladder.table.to_dict("records")
-    sentences = "".join(_gap_sentence(row, rows[0]["arm"], target, unit) for row in rows[1:])
+    sentences = "".join(gap_sentence(row, rows[0]["arm"], target, unit) for row in rows[1:])
     method = ("<p class=\"note\">Per arm, the loss at each rung's best LR against training compute, fitted with L = E + A·C^-α "
               "by a Huber loss in log space; intervals from a seed bootstrap (seeds redrawn at each rung, the same draw for "
               "every arm, deviations inflated for the few seeds, percentiles widened by t/z), 95%. A fit needs three rungs "
-              "and says when it does not converge; such an arm is not extrapolated. Extrapolations are hypotheses for the "
+              "and says when it does not converge; an extrapolation needs four, and none is made from a degenerate fit "
+              "(a parameter at its bound, or bootstrap fits that disagree wildly): the note says why. Extrapolations are hypotheses for the "
               "next rung, not measurements.</p>")
     size = resolve_target(ladder.data, "params", None)
     by_size = extrapolate(ladder.fits["params"], size)
