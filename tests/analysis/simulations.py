@@ -19,6 +19,7 @@ from scipy import stats as scipy_stats
 
 from analysis.pairs import DIVERGED, compare_pairs
 from analysis.reversals import scale_reversals
+from analysis.sequential_table import sequential_table
 from analysis.verdicts import holm_family, verdicts
 
 MIN_EFFECT = 0.01
@@ -30,6 +31,18 @@ def decide(arm: np.ndarray, baseline: np.ndarray, min_effect: float = MIN_EFFECT
     pairs = compare_pairs(arm[:, None, :], baseline[:, None, :])
     p_holm, p_stability_holm = holm_family(pairs)
     return verdicts(pairs, p_holm, p_stability_holm, min_effect)[:, 0]
+
+
+def decide_table(arm: np.ndarray, baseline: np.ndarray, min_effect: float = MIN_EFFECT, robust: bool = False) -> np.ndarray:
+    """The fixed-n verdicts of whole tables: arrays [sweeps, rows, seeds] → [sweeps, rows]."""
+    pairs = compare_pairs(arm, baseline)
+    p_holm, p_stability_holm = holm_family(pairs, robust)
+    return verdicts(pairs, p_holm, p_stability_holm, min_effect)
+
+
+def decide_sequential(arm: np.ndarray, baseline: np.ndarray, min_effect: float = MIN_EFFECT, robust: bool = False):
+    """The anytime-valid verdicts of whole tables, looked at after every seed: [sweeps, rows, seeds] → [sweeps, rows]."""
+    return sequential_table(arm, baseline, min_effect, robust).verdict
 
 
 def survivorship_null(rng, sweeps: int, seeds: int = 10, noise: float = 0.01, margin: float = 0.005):
@@ -49,6 +62,36 @@ def diverged_on(rng, sweeps: int, gone: int, seeds: int = 6, effect: float = 0.0
     unstable = stable + effect + (rng.normal(0, noise, (sweeps, seeds)) if noise else 0.0)
     order = rng.random((sweeps, seeds)).argsort(axis=1)
     return np.where(order < gone, DIVERGED, unstable), stable
+
+
+def worst_seed_divergences(rng, sweeps: int, seeds: int, rate: float = 0.2, noise: float = 0.01):
+    """The baseline diverges on random seeds at `rate`; the arm, identical in loss, diverges as often but on the
+    seeds where its own run would have been worst (its highest run noise): (arm, baseline) [sweeps, seeds]."""
+    offsets = rng.normal(0, SEED_SPREAD, (sweeps, seeds))
+    arm_noise, base_noise = rng.normal(0, noise, (2, sweeps, seeds))
+    gone = int(round(rate * seeds))
+    worst = np.argsort(np.argsort(-arm_noise, axis=1), axis=1) < gone
+    arm = np.where(worst, DIVERGED, 3.0 + offsets + arm_noise)
+    baseline = np.where(rng.random((sweeps, seeds)) < rate, DIVERGED, 3.0 + offsets + base_noise)
+    return arm, baseline
+
+
+def null_table(rng, sweeps: int, seeds: int, arms: int = 3, lrs: int = 3, noise: float = 0.01, shift: float = 0.0):
+    """A table of `arms` × `lrs` rows, each arm identical to the baseline (the baseline's runs at an LR shared by
+    the arms there), the first row shifted by `shift`: (arm, baseline) [sweeps, rows, seeds]."""
+    offsets = rng.normal(0, SEED_SPREAD, (sweeps, 1, 1, seeds))
+    lr_effect = rng.normal(0, 0.1, (1, 1, lrs, 1))
+    baseline = 3.0 + offsets + lr_effect + rng.normal(0, noise, (sweeps, 1, lrs, seeds))
+    arm = 3.0 + offsets + lr_effect + rng.normal(0, noise, (sweeps, arms, lrs, seeds))
+    arm[:, 0, 0] += shift
+    return arm.reshape(sweeps, arms * lrs, seeds), np.broadcast_to(baseline, arm.shape).reshape(sweeps, arms * lrs, seeds)
+
+
+def skewed_null(rng, sweeps: int, seeds: int, scale: float = 0.01):
+    """Per-seed differences c·(exp(Z) − e^½), Z ~ N(0, 1): mean 0 but most seeds favour the arm a little and a few
+    disfavour it a lot. Returns (arm, baseline) [sweeps, seeds]."""
+    baseline = 3.0 + rng.normal(0, SEED_SPREAD, (sweeps, seeds))
+    return baseline + scale * (np.exp(rng.normal(size=(sweeps, seeds))) - np.exp(0.5)), baseline
 
 
 def correlated_divergences(rng, sweeps: int, seeds: int, rate: float, correlation: float):

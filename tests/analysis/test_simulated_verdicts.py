@@ -1,6 +1,7 @@
 """The verdict rules on simulated sweeps with a known truth (tests/analysis/simulations.py), vectorized."""
 
 import numpy as np
+import pytest
 from scipy import stats as scipy_stats
 
 import simulations
@@ -74,3 +75,47 @@ def test_a_difference_at_one_width_only_is_no_reversal():
     # the intersection–union test's least favourable null: resolved at one width, nothing at the other
     rng = np.random.default_rng(7)
     assert simulations.flagged(simulations.two_widths(rng, SWEEPS, 0.05, shift_at_second=0.0)).mean() <= 0.05
+
+
+# The one outcome model (analysis/verdict_rules.py) on every path: the fixed-n table and the anytime-valid one,
+# looked at after every seed. Each scenario's truth is its construction; `better` is false in every null below.
+FIXED, SEQUENTIAL = simulations.decide_table, simulations.decide_sequential
+
+
+@pytest.mark.parametrize("seeds", [20, 40])
+@pytest.mark.parametrize("decide", [FIXED, SEQUENTIAL], ids=["fixed", "sequential"])
+def test_an_arm_diverging_exactly_where_it_would_lose_is_rarely_better(seeds, decide):
+    # the review's case: the old sequential verdict said `better` in 34.8% (20 seeds) and 85.7% (40) of sweeps
+    arm, baseline = simulations.survivorship_null(np.random.default_rng(seeds), SWEEPS, seeds=seeds, noise=0.01)
+    assert np.mean(decide(arm[:, None], baseline[:, None])[:, 0] == "better") <= 0.05
+
+
+@pytest.mark.parametrize("seeds", [10, 20])
+@pytest.mark.parametrize("decide", [FIXED, SEQUENTIAL], ids=["fixed", "sequential"])
+def test_an_arm_diverging_as_often_as_the_baseline_but_on_its_worst_seeds_is_rarely_better(seeds, decide):
+    # the old fixed guard compared divergence counts only: `better` in 5.4% (10 seeds) and 18.8% (20)
+    arm, baseline = simulations.worst_seed_divergences(np.random.default_rng(100 + seeds), SWEEPS, seeds)
+    assert np.mean(decide(arm[:, None], baseline[:, None])[:, 0] == "better") <= 0.05
+    assert np.mean(simulations.old_rule_better(arm, baseline)) > 0.05  # the scenario bites the rule without it
+
+
+@pytest.mark.parametrize("decide", [FIXED, SEQUENTIAL], ids=["fixed", "sequential"])
+def test_nine_null_rows_decide_some_row_better_or_worse_in_at_most_5_percent(decide):
+    # the old anytime-valid table, uncorrected across rows, did in 14.3% of sweeps
+    arm, baseline = simulations.null_table(np.random.default_rng(11), SWEEPS, seeds=20)
+    assert np.mean(np.isin(decide(arm, baseline), ["better", "worse"]).any(axis=1)) <= 0.05
+
+
+@pytest.mark.parametrize("decide", [FIXED, SEQUENTIAL], ids=["fixed", "sequential"])
+def test_a_planted_1_5_paired_sd_effect_among_nine_rows_is_decided_within_20_seeds(decide):
+    paired_sd = 0.01 * np.sqrt(2)
+    arm, baseline = simulations.null_table(np.random.default_rng(12), SWEEPS, seeds=20, shift=-1.5 * paired_sd)
+    assert np.mean(decide(arm, baseline)[:, 0] == "better") >= 0.80
+
+
+def test_skewed_differences_fool_the_t_test_and_the_robust_option_halves_it():
+    # mean 0, most seeds slightly in the arm's favour: the t confidence sequence assumes symmetric differences
+    arm, baseline = simulations.skewed_null(np.random.default_rng(13), SWEEPS, seeds=20)
+    plain = np.mean(SEQUENTIAL(arm[:, None], baseline[:, None])[:, 0] == "better")
+    robust = np.mean(SEQUENTIAL(arm[:, None], baseline[:, None], robust=True)[:, 0] == "better")
+    assert plain > 0.12 and robust <= 0.6 * plain
