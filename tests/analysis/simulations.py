@@ -117,6 +117,13 @@ def old_rule_better(arm: np.ndarray, baseline: np.ndarray) -> np.ndarray:
     return (np.asarray(result.pvalue) < 0.05) & (mean < 0) & ~negligible & (n >= 2)
 
 
+def count_guard_better(arm: np.ndarray, baseline: np.ndarray) -> np.ndarray:
+    """The fixed verdict before issue 23: `better` when the survivors' paired t-test resolves it and the arm
+    diverged on no more matched seeds than the baseline (counts compared, not seeds), written with scipy alone."""
+    more = np.isinf(arm).sum(axis=1) > np.isinf(baseline).sum(axis=1)
+    return old_rule_better(arm, baseline) & ~more
+
+
 def gate_only_better(arm: np.ndarray, baseline: np.ndarray) -> np.ndarray:
     """The old rule, only barred when Fisher's test resolves that the arm diverges more (scipy alone)."""
     gone = np.isinf(arm).sum(axis=1)
@@ -183,6 +190,33 @@ def main() -> None:
                 mcnemar = mcnemar_p((arm_gone & ~base_gone).sum(1), (base_gone & ~arm_gone).sum(1))
                 print(f"{seeds} seeds, rate {rate}, correlation {correlation}: Fisher {np.mean(pairs.p_stability < 0.05):.4f}, "
                       f"McNemar {np.mean(mcnemar < 0.05):.4f}")
+    print(f"-- the one outcome model on every path, {n} sweeps each: share of sweeps")
+    paths = (("fixed-n", decide_table), ("anytime-valid", decide_sequential))
+    for seeds in (20, 40):
+        arm, baseline = survivorship_null(rng, n, seeds=seeds, noise=0.01)
+        rates = ", ".join(f"{name} {np.mean(rule(arm[:, None], baseline[:, None])[:, 0] == 'better'):.4f}" for name, rule in paths)
+        print(f"survivorship null, {seeds} seeds (noise 0.01): `better` {rates}")
+    for seeds in (10, 20, 40):
+        arm, baseline = worst_seed_divergences(rng, n, seeds)
+        rates = ", ".join(f"{name} {np.mean(rule(arm[:, None], baseline[:, None])[:, 0] == 'better'):.4f}" for name, rule in paths)
+        print(f"worst-seed divergences at the baseline's rate 0.2, {seeds} seeds: `better` {rates}; "
+              f"old count guard {np.mean(count_guard_better(arm, baseline)):.4f}")
+    for seeds in (10, 20, 40):
+        arm, baseline = null_table(rng, n, seeds)
+        rates = ", ".join(f"{name} {np.mean(np.isin(rule(arm, baseline), ['better', 'worse']).any(axis=1)):.4f}"
+                          for name, rule in paths)
+        print(f"nine null rows, {seeds} seeds: some row better/worse {rates}")
+    for effect in (1.0, 1.5):
+        arm, baseline = null_table(rng, n, 20, shift=-effect * 0.01 * np.sqrt(2))
+        rates = ", ".join(f"{name} {np.mean(rule(arm, baseline)[:, 0] == 'better'):.4f}" for name, rule in paths)
+        print(f"a planted {effect} paired-sd effect among nine rows, 20 seeds: decided `better` {rates}")
+    for seeds in (20, 40):
+        arm, baseline = skewed_null(rng, n, seeds)
+        rates = ", ".join(f"{label} {np.mean(decide_sequential(arm[:, None], baseline[:, None], robust=robust)[:, 0] == 'better'):.4f}"
+                          for label, robust in (("t sequence", False), ("--robust", True)))
+        fixed = ", ".join(f"{label} {np.mean(decide_table(arm[:, None], baseline[:, None], robust=robust)[:, 0] == 'better'):.4f}"
+                          for label, robust in (("t-test", False), ("--robust", True)))
+        print(f"skewed null (centred lognormal), {seeds} seeds: `better` anytime-valid {rates}; fixed-n {fixed}")
     print(f"-- two variants at two widths, 3 LRs × 4 seeds, run noise sd 0.01, {n} sweeps: share flagged as reversing")
     for label, shift, second in (("identical", 0.0, None), ("planted reversal ±0.05", 0.05, None),
                                  ("0.05 apart at one width, identical at the other", 0.05, 0.0)):

@@ -90,3 +90,33 @@ def test_an_unresolved_arm_says_how_many_more_seeds_the_observed_difference_need
     same = [line for line in analysis.headlines if line.arm == "same"][0]  # planted equal, with 5× the run noise
     assert same.row["verdict"] == "within noise" and not same.resolved
     assert same.more_seeds == same.seeds_for_observed - 5 and same.more_seeds > 0
+
+
+def test_after_adaptive_seeding_the_headline_quotes_only_the_anytime_valid_test(tmp_path):
+    """A sweep whose seeds --until-decided added (sweep.json's `seeding`): the fixed-n test resolves `worse` (scipy
+    says so), the anytime-valid one has not decided (its oracle's e-value is under the threshold), and the answer
+    says `undecided` with the confidence sequence, never the fixed-n p."""
+    import db
+    from analysis.report.answer import answer
+    from sequential_oracle import oracle_decision
+
+    diffs = [0.03, 0.012, 0.025, 0.015, 0.02, 0.018]
+    offsets = np.random.default_rng(3).normal(0, 0.05, len(diffs))
+    cells = []
+    for seed, (offset, diff) in enumerate(zip(offsets, diffs)):
+        for arm, final in (("base", 3.0 + offset), ("slower", 3.0 + offset + diff)):
+            run_id = f"a-{arm}-{seed}"
+            synthetic.write_run(tmp_path, run_id, sweep="a", arm=arm, seed=seed, lr=1e-3, final=final, steps=20)
+            cells.append({"arm": arm, "lr": 1e-3, "seed": seed, "run_id": run_id})
+    seeding = {"rule": "until-decided", "rounds": [{"round": 2, "seeds": 6, "max_seeds": 20, "seed_batch": 2}]}
+    db.write_sweep(tmp_path, "a", {"question": "q?", "baseline": "base", "seeding": seeding}, cells)
+    assert stats.ttest_1samp(diffs, 0).pvalue < 0.05  # the fixed-n test alone would say `worse`
+    assert oracle_decision(diffs, MIN_EFFECT) == ("undecided", None)
+    analysis = analyse(load_sweep(tmp_path, "a"), min_effect=MIN_EFFECT)
+    (line,) = analysis.headlines
+    assert line.anytime and line.row["verdict"] == "undecided"
+    fixed = analysis.comparison.set_index("arm").loc["slower"]
+    assert fixed["verdict"] == "worse" and fixed["seq_verdict"] == "undecided"  # the table shows both, labelled
+    html = answer(analysis)
+    assert f"{fixed['p_holm']:.2g}" not in html and "Holm p" not in html
+    assert "<b>undecided</b>" in html and "95% confidence sequence" in html and "seeds were added adaptively" in html
