@@ -14,8 +14,17 @@ from typing import Callable, TypeVar
 
 from db.catalog import find_damaged
 from db.connect import connect, load_catalog
+from db.errors import StoreDamage
 
 T = TypeVar("T")
+
+
+def _sql_errors() -> tuple[type[Exception], ...]:
+    """DuckDB errors of the SQL itself (or of the user), never of a damaged shard."""
+    import duckdb
+
+    return (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException, duckdb.ConversionException,
+            duckdb.PermissionException, duckdb.InterruptException)
 
 
 def run_recovering(results_dir: str | os.PathLike | None, work: Callable[[object], T]) -> T:
@@ -24,12 +33,23 @@ def run_recovering(results_dir: str | os.PathLike | None, work: Callable[[object
 
     try:
         return work(connect(results_dir))
-    except (
-        duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException, duckdb.ConversionException,
-        duckdb.PermissionException, duckdb.InterruptException,
-    ):
+    except _sql_errors():
         raise
     except duckdb.Error:
         if not find_damaged(load_catalog(results_dir)):
             raise
     return work(connect(results_dir))
+
+
+def damage_behind(results_dir: str | os.PathLike | None, error: Exception) -> StoreDamage | None:
+    """After a query failed with `error` on a connection already made: StoreDamage naming the shards that do not
+    read back whole (remembered, so the next connection leaves them out), or None when the error is the SQL's own
+    or every shard reads back whole."""
+    if isinstance(error, _sql_errors()):
+        return None
+    found = find_damaged(load_catalog(results_dir))
+    if not found:
+        return None
+    named = "; ".join(found[:3]) + (f"; and {len(found) - 3} more" if len(found) > 3 else "")
+    return StoreDamage(f"damaged data pages in {named}: `harness db check --repair` moves their runs aside, and the "
+                       "next `harness sweep` trains them again.", tuple(found))
