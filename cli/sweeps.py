@@ -46,6 +46,7 @@ def warn_damage(con, command: str) -> None:
     """A warning line on stderr per damaged file of the store (`store_damage`): what it is and what it costs."""
     import sys
 
+    sys.stdout.flush()  # the table first, where both go to one terminal
     for path, kind, problem, run_id, sweep in con.execute("SELECT * FROM store_damage").fetchall():
         cost = f"sweep {sweep!r} is left out" if sweep is not None else f"run {run_id} shows as damaged"
         print(f"{command}: warning: {path} ({kind}) is damaged: {problem}; {cost} (`harness db check`)", file=sys.stderr)

@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from db.errors import DbError
 from db.schema import ensure_version_file
+from db.validate import CHECKSUM, meta_checksum
 
 SWEEPS_DIR = "sweeps"
 SWEEP_FILE = "sweep.json"
@@ -94,10 +95,11 @@ def write_sweep(results_dir: str | os.PathLike, sweep: str, meta: Mapping[str, A
     results_dir.mkdir(parents=True, exist_ok=True)
     ensure_version_file(results_dir)
     folder = sweep_dir(results_dir, sweep)
-    record = {
+    record = json.loads(json.dumps({  # as readers will see it, so that its checksum is theirs
         "sweep": sweep, "question": None, "baseline": None, "axes": [], "source": None,
         **dict(meta), "n_cells": len(rows), "created_at": datetime.now(timezone.utc).isoformat(),
-    }
+    }, default=str))
+    record[CHECKSUM] = meta_checksum(record)
     _replace_atomically(folder / CELLS_FILE, lambda tmp: pq.write_table(table, tmp, compression="zstd", write_page_checksum=True))
     _replace_atomically(folder / SWEEP_FILE, lambda tmp: tmp.write_text(json.dumps(record, indent=1, default=str)))
     return folder

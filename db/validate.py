@@ -123,6 +123,15 @@ def plan_problem(path: str | os.PathLike, sweep: str, n_cells: int | None = None
 
 
 META_TYPES = {"question": str, "baseline": str, "source": str, "axes": list, "created_at": str}
+CHECKSUM = "checksum"  # of a sweep description: garbling that leaves valid JSON (another baseline) is caught too
+
+
+def meta_checksum(record: dict) -> str:
+    """SHA-256 of a sweep description's JSON (keys sorted), its own checksum left out."""
+    import hashlib
+
+    body = {key: value for key, value in record.items() if key != CHECKSUM}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
 def meta_problem(path: str | os.PathLike, sweep: str) -> tuple[dict | None, str | None]:
@@ -135,6 +144,8 @@ def meta_problem(path: str | os.PathLike, sweep: str) -> tuple[dict | None, str 
         return None, f"not valid JSON ({err.msg} at line {err.lineno} column {err.colno}: truncated or garbled)"
     if not isinstance(record, dict):
         return None, "not a JSON object"
+    if CHECKSUM in record and record[CHECKSUM] != meta_checksum(record):
+        return None, "its contents do not match its checksum (garbled or edited)"
     if record.get("sweep") != sweep:
         return None, f"describes sweep {record.get('sweep')!r}, not {sweep!r}"
     n_cells = record.get("n_cells")  # absent only from a description not written by db.write_sweep: not checked
