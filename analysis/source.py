@@ -124,7 +124,8 @@ def sweep_info(con, sweep: str) -> SweepInfo:
     axes = json.loads(row["axes"]) if row["axes"] else []
     resumable = con.execute(f"SELECT count(*) FROM sweep_cells WHERE sweep = ? AND status IN {RESUMABLE}", [sweep]).fetchone()[0]
     damage = _damage_lines(con, "run_id IN (SELECT run_id FROM sweep_cells WHERE sweep = ?)", sweep)
-    return SweepInfo(sweep, row["question"], row["baseline"], axes, row["n_cells"], counts, resumable, tuple(damage))
+    return SweepInfo(sweep, row["question"], row["baseline"], axes, row["n_cells"], counts, resumable,
+                     damage=tuple(damage))
 
 
 @dataclass
