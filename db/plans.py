@@ -23,6 +23,7 @@ from db.sweeps import CELLS_FILE, HISTORY_DIR, SWEEP_FILE, SWEEPS_DIR, TRIALS_DI
 from db.validate import meta_problem, plan_problem
 
 REPAIR = "`harness db check --repair` moves the sweep's plan aside; launching the sweep again writes it anew"
+REPLACING_S = 0.5  # how long a plan that looks half replaced by a launch is read again before it is called damaged
 
 
 @dataclass(frozen=True)
@@ -47,12 +48,17 @@ class SweepFiles:
     damaged: list[Damaged] = field(default_factory=list)  # the first damaged file of each sweep left out
 
 
-def _stamp(path: Path) -> tuple | None:
-    try:
-        stat = path.stat()
-    except FileNotFoundError:
-        return None
-    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+def _stamps(folder: Path) -> list[tuple | None]:
+    """(inode, size, mtime_ns) of the description and the plan, None for one that is not there."""
+    found = []
+    for path in (folder / SWEEP_FILE, folder / CELLS_FILE):
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            found.append(None)
+            continue
+        found.append((stat.st_ino, stat.st_size, stat.st_mtime_ns))
+    return found
 
 
 def _check_once(folder: Path, sweep: str) -> tuple[dict, list[Path]] | Damaged:
@@ -76,14 +82,17 @@ def check_sweep(folder: Path, sweep: str) -> tuple[dict, list[Path]] | Damaged:
     """(the description, the cell files) of the sweep in `folder`, every file checked, or the first damaged file.
 
     A launch replaces cells.parquet, then sweep.json: a reader between the two sees a plan of another length than
-    its description, so a mismatch while either file changes is read again, not taken for damage."""
-    for _ in range(5):
-        before = [_stamp(folder / SWEEP_FILE), _stamp(folder / CELLS_FILE)]
+    its description. So a file found damaged while either changes, or while the plan is newer than its description
+    (a launch between its two writes), is read again, for up to REPLACING_S, before it is called damaged."""
+    deadline = time.monotonic() + REPLACING_S
+    while True:
+        before = _stamps(folder)
         found = _check_once(folder, sweep)
-        if not isinstance(found, Damaged) or [_stamp(folder / SWEEP_FILE), _stamp(folder / CELLS_FILE)] == before:
+        after = _stamps(folder)
+        replacing = after != before or (None not in after and after[1][2] > after[0][2])
+        if not isinstance(found, Damaged) or not replacing or time.monotonic() > deadline:
             return found
         time.sleep(0.01)
-    return found
 
 
 def checked_sweep(folder: Path, sweep: str) -> tuple[dict, list[Path]]:
