@@ -37,35 +37,40 @@ def one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
-def parquet_problem(path: str | os.PathLike, size: int | None = None) -> str | None:
-    """What keeps the Parquet file at `path` from being read: too short, no magic bytes, an unreadable footer."""
-    size = os.path.getsize(path) if size is None else size
+def _magic_problem(path: str | os.PathLike, size: int) -> str | None:
     if size < 12:
         return f"only {size} bytes, too short for a Parquet file (truncated)"
     with open(path, "rb") as handle:
         head = handle.read(4)
         handle.seek(-4, os.SEEK_END)
         tail = handle.read(4)
-    if head != MAGIC or tail != MAGIC:
-        return "no Parquet magic bytes at start or end (truncated or overwritten)"
+    return None if head == MAGIC and tail == MAGIC else "no Parquet magic bytes at start or end (truncated or overwritten)"
+
+
+def open_parquet(path: str | os.PathLike, size: int | None = None) -> tuple[pq.ParquetFile | None, str | None]:
+    """(the Parquet file at `path`, its footer read, pages to be checked against their checksums as they are read,
+    None), or (None, what keeps it from being read: too short, no magic bytes, an unreadable footer)."""
+    problem = _magic_problem(path, os.path.getsize(path) if size is None else size)
+    if problem:
+        return None, problem
     try:
-        pq.read_metadata(path)
+        return pq.ParquetFile(path, page_checksum_verification=True), None
     except Exception as err:  # pyarrow raises several types for a damaged footer
-        return f"unreadable Parquet footer ({one_line(err)})"
-    return None
+        return None, f"unreadable Parquet footer ({one_line(err)})"
 
 
-def read_whole(path: str | os.PathLike) -> tuple[pa.Table | None, str | None]:
+def read_whole(file: pq.ParquetFile | str | os.PathLike) -> tuple[pa.Table | None, str | None]:
     """(the file's rows, None), or (None, what failed): every page decoded and, where written, checksummed."""
     try:
-        return pq.ParquetFile(path, page_checksum_verification=True).read(), None
+        if not isinstance(file, pq.ParquetFile):
+            file = pq.ParquetFile(file, page_checksum_verification=True)
+        return file.read(), None
     except Exception as err:  # any decoding failure means the file cannot be trusted
         return None, f"damaged data pages ({one_line(err)})"
 
 
-def _stamp_problem(path: str, table: str) -> str | None:
+def _stamp_problem(meta: pq.FileMetaData, path: str, table: str) -> str | None:
     """Whether the footer says this is a `table` shard of a version we read (a newer version raises)."""
-    meta = pq.read_metadata(path)
     kv = meta.metadata or {}
     if VERSION_KEY not in kv or kv.get(TABLE_KEY) != table.encode():
         return f"not a harness {table} shard (no schema version metadata)"
@@ -88,10 +93,11 @@ def _row_problem(path: str, rows: pa.Table) -> str | None:
 def shard_problem(path: str, size: int, table: str, deep: bool = False) -> str | None:
     """What is wrong with the `table` shard at `path` (`size` bytes), or None; a newer schema version raises.
     Manifest and status shards are always read whole; data shards only when `deep`."""
-    problem = parquet_problem(path, size) or _stamp_problem(path, table)
+    file, problem = open_parquet(path, size)
+    problem = problem or _stamp_problem(file.metadata, path, table)
     if problem or not (deep or table in ROW_TABLES):
         return problem
-    rows, problem = read_whole(path)
+    rows, problem = read_whole(file)
     if problem or table not in ROW_TABLES:
         return problem
     return _row_problem(path, rows)
@@ -110,10 +116,8 @@ def _plan_rows_problem(rows: pa.Table, sweep: str) -> str | None:
 def plan_problem(path: str | os.PathLike, sweep: str, n_cells: int | None = None) -> str | None:
     """What is wrong with a plan (`cells.parquet` of `n_cells` rows, as its sweep.json says; None: not known) or a
     search's cell file (`n_cells` 1) of `sweep`, or None."""
-    problem = parquet_problem(path)
-    if problem:
-        return problem
-    rows, problem = read_whole(path)
+    file, problem = open_parquet(path)
+    rows, problem = (None, problem) if problem else read_whole(file)
     if problem:
         return problem
     if n_cells is not None and rows.num_rows != n_cells:
@@ -157,10 +161,8 @@ def meta_problem(path: str | os.PathLike, sweep: str) -> tuple[dict | None, str 
 
 def index_rows(path: str | os.PathLike) -> tuple[pa.Table | None, str | None]:
     """(one file of the catalog index, None), or (None, what is wrong with it); a newer schema version raises."""
-    problem = parquet_problem(path)
-    if problem:
-        return None, problem
-    rows, problem = read_whole(path)
+    file, problem = open_parquet(path)
+    rows, problem = (None, problem) if problem else read_whole(file)
     if problem:
         return None, problem
     check_version((rows.schema.metadata or {}).get(VERSION_KEY, b"?").decode(errors="replace"), str(path))
