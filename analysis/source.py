@@ -147,19 +147,25 @@ class SweepSource:
         return f"WITH sweep_runs AS ({self.members})\n{body.strip()}"
 
     def checked(self, query: Callable[[], T]) -> T:
-        """`query()`, or StoreDamage naming the shards it could not decode (their footers were fine, their pages
-        not: found only when a query reads them)."""
+        """`query()` on `self.con`; a shard whose footer was fine and whose pages do not decode (found only when a
+        query reads them) is StoreDamage naming it if it is one of this sweep's runs', else the sweep is opened
+        again without it and the query run once more (DuckDB scans every shard of a table, other sweeps' too)."""
         import duckdb
 
-        from db.recover import damage_behind
+        from db.recover import damaged_after, pages_damage
 
         try:
             return query()
         except duckdb.Error as err:
-            damage = damage_behind(self.results_dir, err)
-            if damage is None:
+            damaged = damaged_after(self.results_dir, err)
+            if not damaged:
                 raise
-            raise damage from None
+            ours = {run_id for (run_id,) in self.con.execute("SELECT run_id FROM sweep_runs").fetchall()}
+            mine = [path for path in damaged if os.path.basename(os.path.dirname(os.path.dirname(path))) in ours]
+            if mine:
+                raise pages_damage(mine) from None
+        self.con = open_sweep(self.results_dir, self.info.name).con  # the damaged shards are left out now
+        return query()
 
     def rows(self, body: str) -> list[tuple]:
         """The query's rows, run over the materialized `sweep_runs`."""

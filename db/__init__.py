@@ -11,7 +11,7 @@ See docs/db.md for the views, the on-disk layout and the guarantees.
 from db.connect import connect, engine
 from db.errors import CorruptShardWarning, DbError, NoResultsError, ReadOnlyQueryError, SchemaVersionError, StoreDamage
 from db.paths import resolve_results_dir
-from db.plans import plan_history, read_plan, read_plan_at, read_sweep_meta, read_trials
+from db.plans import plan_history, read_plan, read_plan_at, read_sweep, read_sweep_meta
 from db.run_state import RunState, result_summary, run_state
 from db.schema import SCHEMA_VERSION
 from db.sweeps import archive_plan, sweep_dir, write_confirmation, write_sweep, write_trial
@@ -34,8 +34,8 @@ __all__ = [
     "plan_history",
     "read_plan",
     "read_plan_at",
+    "read_sweep",
     "read_sweep_meta",
-    "read_trials",
     "resolve_results_dir",
     "result_summary",
     "run_state",

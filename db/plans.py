@@ -125,21 +125,21 @@ def sweep_files(results_dir: str | os.PathLike) -> SweepFiles:
     return found
 
 
-def read_plan(results_dir: str | os.PathLike, sweep: str) -> pa.Table:
-    """Sweep `sweep`'s plan and search cells (CELL_SCHEMA columns; a file written before a column existed lacks
-    it); DbError when the store has no such sweep, StoreDamage naming a damaged file."""
+def read_sweep(results_dir: str | os.PathLike, sweep: str) -> tuple[dict[str, Any], list[pa.Table]]:
+    """Sweep `sweep`'s description and cell files, the plan first, then the search cells recorded so far (CELL_SCHEMA
+    columns; a file written before a column existed lacks it); DbError when the store has no such sweep,
+    StoreDamage naming a damaged file."""
     folder = sweep_dir(results_dir, sweep)
     if not (folder / CELLS_FILE).is_file():
         raise DbError(f"no sweep {sweep!r} in {results_dir}: launch it with `harness sweep ABLATION`.")
-    _, files = checked_sweep(folder, sweep)
+    record, files = checked_sweep(folder, sweep)
     # not pq.read_table: that imports pyarrow.dataset and pandas (~0.4 s)
-    return pq.ParquetFile(files[0]).read()
+    return record, [pq.ParquetFile(path).read() for path in files]
 
 
-def read_trials(results_dir: str | os.PathLike, sweep: str) -> list[pa.Table]:
-    """The search cells recorded so far (one table each), checked like the plan."""
-    _, files = checked_sweep(sweep_dir(results_dir, sweep), sweep)
-    return [pq.ParquetFile(path).read() for path in files[1:]]
+def read_plan(results_dir: str | os.PathLike, sweep: str) -> pa.Table:
+    """Sweep `sweep`'s plan (cells.parquet), every file of the sweep checked first (see `read_sweep`)."""
+    return read_sweep(results_dir, sweep)[1][0]
 
 
 def read_sweep_meta(results_dir: str | os.PathLike, sweep: str) -> dict[str, Any] | None:

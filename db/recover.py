@@ -41,15 +41,17 @@ def run_recovering(results_dir: str | os.PathLike | None, work: Callable[[object
     return work(connect(results_dir))
 
 
-def damage_behind(results_dir: str | os.PathLike | None, error: Exception) -> StoreDamage | None:
-    """After a query failed with `error` on a connection already made: StoreDamage naming the shards that do not
-    read back whole (remembered, so the next connection leaves them out), or None when the error is the SQL's own
-    or every shard reads back whole."""
+def damaged_after(results_dir: str | os.PathLike | None, error: Exception) -> list[str]:
+    """After a query failed with `error` on a connection already made: the shards that do not read back whole
+    (remembered, so the next connection leaves them out); none when the error is the SQL's own or every shard
+    reads back whole."""
     if isinstance(error, _sql_errors()):
-        return None
-    found = find_damaged(load_catalog(results_dir))
-    if not found:
-        return None
-    named = "; ".join(found[:3]) + (f"; and {len(found) - 3} more" if len(found) > 3 else "")
+        return []
+    return find_damaged(load_catalog(results_dir))
+
+
+def pages_damage(paths: list[str]) -> StoreDamage:
+    """The error for shards whose pages do not decode, naming the first of them."""
+    named = "; ".join(paths[:3]) + (f"; and {len(paths) - 3} more" if len(paths) > 3 else "")
     return StoreDamage(f"damaged data pages in {named}: `harness db check --repair` moves their runs aside, and the "
-                       "next `harness sweep` trains them again.", tuple(found))
+                       "next `harness sweep` trains them again.", tuple(paths))

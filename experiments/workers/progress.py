@@ -61,9 +61,7 @@ def stored_cells(results_dir: Path, sweep: str) -> tuple[list[CellRef], int]:
     number it will have in all: for a search, each study's trials plus its confirmation seeds)."""
     import pyarrow as pa
 
-    # First: DbError naming the sweep when the store has none, StoreDamage naming a damaged file of its plan.
-    tables = [db.read_plan(results_dir, sweep), *db.read_trials(results_dir, sweep)]
-    meta = db.read_sweep_meta(results_dir, sweep)
+    meta, tables = db.read_sweep(results_dir, sweep)  # DbError: no such sweep; StoreDamage: a damaged plan file
     refs = cell_refs(pa.concat_tables(tables, promote_options="default"))  # older files lack `confirms`: NULL
     studies = meta.get("studies")
     expected = len(refs) if not studies else sum(meta["trials"] + study.get("confirm_seeds", 0) for study in studies)

@@ -45,6 +45,7 @@ FILES = {  # file kind → its path in the store, for sweep 'hurt'
     "manifest": f"runs/{run_of(HURT)}/manifest/s0000.parquet",
     "status": f"runs/{run_of(HURT)}/status/s0000.parquet",
     "metrics": f"runs/{run_of(HURT)}/metrics/s0000-000000.parquet",
+    "layer metrics": f"runs/{run_of(HURT)}/layer_metrics/s0000-000001.parquet",
     "index": "index/manifest.parquet",
     "checkpoint": f"checkpoints/{run_of(HURT)}/{LAST}",
 }
@@ -92,6 +93,9 @@ EXPECTED = {  # (file kind, damage) → the outcome of each command, in the orde
     # Damage inside a data shard's pages is found when a query decodes them (db runs and db query read the losses;
     # compare, summary and report too), or by db check; listing statuses reads none of them.
     ("metrics", "garbled"): (CHECK, WARNS, WARNS, SAME, REFUSES, REFUSES, REFUSES, SAME, SAME, SAME),
+    # Only summary and report read layer metrics: the damage is found there, mid-analysis.
+    ("layer metrics", "truncated"): RUN_DAMAGE,
+    ("layer metrics", "garbled"): (CHECK, SAME, SAME, SAME, SAME, REFUSES, REFUSES, SAME, SAME, SAME),
     # A damaged index is ignored (the shards are the truth); the db commands say so.
     **{("index", damage): (CHECK, WARNS, WARNS, SAME, SAME, SAME, SAME, SAME, SAME, SAME) for damage in DAMAGE},
     **{("checkpoint", damage): (CHECK, *[SAME] * 8, REFUSES) for damage in DAMAGE},
