@@ -97,8 +97,8 @@ class SweepInfo:
         runs = self.counts.get(DAMAGED, 0)
         return StoreDamage(
             f"sweep {self.name!r} has {runs} damaged run{'s' if runs != 1 else ''}, which cannot be trusted, so any "
-            f"answer would silently leave them out: {shown}. `harness db check --repair` moves them aside, and the next "
-            f"`harness sweep` of {self.name!r} trains them again.", tuple(path for path, _ in self.damage))
+            f"answer would silently leave them out: {shown}. `harness db check --repair` moves them aside, and the "
+            f"next `harness sweep` of {self.name!r} trains them again.", tuple(path for path, _ in self.damage))
 
 
 def _damage_lines(con, where: str, sweep: str) -> list[tuple[str, str]]:

@@ -49,7 +49,8 @@ def warn_damage(con, command: str) -> None:
     sys.stdout.flush()  # the table first, where both go to one terminal
     for path, kind, problem, run_id, sweep in con.execute("SELECT * FROM store_damage").fetchall():
         cost = f"sweep {sweep!r} is left out" if sweep is not None else f"run {run_id} shows as damaged"
-        print(f"{command}: warning: {path} ({kind}) is damaged: {problem}; {cost} (`harness db check`)", file=sys.stderr)
+        print(f"{command}: warning: {path} ({kind}) is damaged: {problem}; {cost} (`harness db check`)",
+              file=sys.stderr)
 
 
 def history(args: argparse.Namespace) -> int:

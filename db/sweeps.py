@@ -100,7 +100,8 @@ def write_sweep(results_dir: str | os.PathLike, sweep: str, meta: Mapping[str, A
         **dict(meta), "n_cells": len(rows), "created_at": datetime.now(timezone.utc).isoformat(),
     }, default=str))
     record[CHECKSUM] = meta_checksum(record)
-    _replace_atomically(folder / CELLS_FILE, lambda tmp: pq.write_table(table, tmp, compression="zstd", write_page_checksum=True))
+    _replace_atomically(folder / CELLS_FILE,
+                        lambda tmp: pq.write_table(table, tmp, compression="zstd", write_page_checksum=True))
     _replace_atomically(folder / SWEEP_FILE, lambda tmp: tmp.write_text(json.dumps(record, indent=1, default=str)))
     return folder
 

@@ -44,7 +44,9 @@ def _magic_problem(path: str | os.PathLike, size: int) -> str | None:
         head = handle.read(4)
         handle.seek(-4, os.SEEK_END)
         tail = handle.read(4)
-    return None if head == MAGIC and tail == MAGIC else "no Parquet magic bytes at start or end (truncated or overwritten)"
+    if head != MAGIC or tail != MAGIC:
+        return "no Parquet magic bytes at start or end (truncated or overwritten)"
+    return None
 
 
 def open_parquet(path: str | os.PathLike, size: int | None = None) -> tuple[pq.ParquetFile | None, str | None]:

@@ -170,8 +170,8 @@ def _argv(command: str, results: Path, sweep: str, out: Path) -> list[str]:
     return {
         "db check": ["db", "check", *where],
         "db runs": ["db", "runs", "--format", "csv", *where],
-        "db query": ["db", "query", "select c.arm, c.seed, c.status, r.final_val_loss from sweep_cells c left join runs r "
-                     f"using (run_id) where c.sweep = '{sweep}' order by all", "--format", "csv", *where],
+        "db query": ["db", "query", "select c.arm, c.seed, c.status, r.final_val_loss from sweep_cells c left join "
+                     f"runs r using (run_id) where c.sweep = '{sweep}' order by all", "--format", "csv", *where],
         "sweeps": ["sweeps", *where],
         "compare": ["compare", sweep, "--format", "csv", *where],
         "summary": ["summary", sweep, "--format", "csv", *where],

@@ -67,7 +67,8 @@ def test_orphans_are_named_apart_from_damage(results, write_run):
     (results / "checkpoints" / "gone").mkdir(parents=True)
     (results / "checkpoints" / "gone" / "step4-g0.ckpt").write_bytes(b"PK")
     (results / "sweeps" / "half").mkdir()
-    (results / "sweeps" / "half" / "cells.parquet").write_bytes((results / "sweeps" / "s" / "cells.parquet").read_bytes())
+    plan = (results / "sweeps" / "s" / "cells.parquet").read_bytes()
+    (results / "sweeps" / "half" / "cells.parquet").write_bytes(plan)
     found = {(f.path, f.kind, f.problem, f.orphan) for f in check_store(results).findings}
     assert found == {
         ("runs/s-a-0/status/s0001.parquet", "orphaned status shard", "its segment has no manifest shard", True),
@@ -108,7 +109,8 @@ def test_repair_moves_the_damaged_run_and_its_checkpoints_aside_and_says_what_re
     assert moved == before  # every byte kept, at the same relative path
     assert (done.folder / "checkpoints" / "s-b-1" / "step3-g0.ckpt").read_bytes() == weights
     assert check_store(results).findings == []
-    assert db.connect(results).execute("SELECT status FROM sweep_cells WHERE run_id = 's-b-1'").fetchall() == [("pending",)]
+    cell = db.connect(results).execute("SELECT status FROM sweep_cells WHERE run_id = 's-b-1'").fetchall()
+    assert cell == [("pending",)]
 
 
 def test_repair_of_a_damaged_plan_moves_the_plan_and_keeps_every_run(results, write_run):

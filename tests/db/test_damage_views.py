@@ -9,7 +9,8 @@ import db
 def _planned(results, write_run):
     for seed in range(2):
         write_run(results, f"r{seed}", sweep="s", arm="a", seed=seed)
-    db.write_sweep(results, "s", {"baseline": "a"}, [{"arm": "a", "lr": 1e-3, "seed": s, "run_id": f"r{s}"} for s in range(3)])
+    cells = [{"arm": "a", "lr": 1e-3, "seed": seed, "run_id": f"r{seed}"} for seed in range(3)]
+    db.write_sweep(results, "s", {"baseline": "a"}, cells)
 
 
 def _truncate(path):
@@ -26,7 +27,8 @@ def test_a_run_with_a_damaged_shard_is_damaged_not_running_nor_finished(results,
     _planned(results, write_run)
     _truncate(next((results / "runs" / "r1" / table).glob("*.parquet")))
     con = _connect(results)
-    assert con.execute("SELECT run_id, status FROM runs ORDER BY run_id").fetchall() == [("r0", "completed"), ("r1", "damaged")]
+    runs = con.execute("SELECT run_id, status FROM runs ORDER BY run_id").fetchall()
+    assert runs == [("r0", "completed"), ("r1", "damaged")]
     assert con.execute("SELECT run_id, status FROM sweep_cells ORDER BY run_id").fetchall() == [
         ("r0", "completed"), ("r1", "damaged"), ("r2", "pending")]
     assert con.execute("SELECT n_cells, completed, damaged, pending FROM sweeps").fetchall() == [(3, 1, 1, 1)]
@@ -49,7 +51,8 @@ def test_a_sweep_with_a_damaged_plan_is_left_out_not_shown_as_its_runs(results, 
         con = db.connect(results)
     assert con.execute("SELECT count(*) FROM sweeps").fetchone() == (0,)  # not an implicit sweep of its 2 runs
     assert con.execute("SELECT count(*) FROM sweep_cells").fetchone() == (0,)
-    assert con.execute("SELECT path, kind, sweep FROM store_damage").fetchall() == [("sweeps/s/sweep.json", "sweep meta", "s")]
+    damage = con.execute("SELECT path, kind, sweep FROM store_damage").fetchall()
+    assert damage == [("sweeps/s/sweep.json", "sweep meta", "s")]
     assert con.execute("SELECT count(*) FROM runs WHERE status = 'completed'").fetchone() == (2,)  # the runs are intact
 
 
