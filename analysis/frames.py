@@ -26,7 +26,7 @@ class Sweep(SweepSource):
 
     def frame(self, body: str) -> tuple[pd.DataFrame, str]:
         """The query's result (run over the materialized `sweep_runs`) and its full text."""
-        return self.con.sql(body).df(), self.sql(body)
+        return self.checked(lambda: self.con.sql(body).df()), self.sql(body)
 
     @property
     def finished(self) -> pd.DataFrame:
@@ -40,11 +40,12 @@ class Sweep(SweepSource):
 
 
 def load_sweep(results_dir: str | os.PathLike | None, sweep: str) -> Sweep:
-    """`open_sweep` plus the runs frame; AnalysisError for a missing store or unknown sweep."""
+    """`open_sweep` plus the runs frame; AnalysisError for a missing store or unknown sweep, StoreDamage for a
+    damaged file of the sweep."""
     source = open_sweep(results_dir, sweep)
     runs = source.con.sql("SELECT * FROM sweep_runs").df()
     runs["lr"] = pd.to_numeric(runs["lr"], errors="coerce")
-    return Sweep(source.con, source.info, source.members, runs)
+    return Sweep(source.con, source.info, source.members, source.results_dir, runs)
 
 
 # ℓ₀: training records the loss at step 0, before any update, as the metric `initial_loss` (docs/internals.md);

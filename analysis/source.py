@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Callable, TypeVar
 
 from analysis.errors import AnalysisError, closest
+from db.errors import StoreDamage
+from db.plans import REPAIR as PLAN_REPAIR
 from db.sql import quote_literal
 
 FINISHED = ("completed", "diverged")  # results: what means and tests are made of
@@ -22,6 +26,8 @@ FINISHED = ("completed", "diverged")  # results: what means and tests are made o
 UNFINISHED = ("running", "pending")
 NOT_COUNTS = ("sweep", "question", "baseline", "axes", "n_cells", "created_at")
 RESUMABLE = ("interrupted", "crashed")  # waiting cells that a stop left behind (the view counts them as pending)
+DAMAGED = "damaged"  # a cell whose run has a damaged file (db/damage_views.py): neither a result nor waiting
+T = TypeVar("T")
 FINISHED_STATE, RUNNING_STATE, INTERRUPTED_STATE = "finished", "running", "interrupted"
 
 
@@ -49,6 +55,7 @@ class SweepInfo:
     counts: dict[str, int] = field(default_factory=dict)  # cells by status, as the `sweeps` view counts them
     resumable: int = 0  # waiting cells that were interrupted or crashed (to be resumed)
     runner: bool | None = None  # whether the sweep's runner is known to be alive (None: not known)
+    damage: tuple[tuple[str, str], ...] = ()  # (path, what is wrong) of each damaged file of its runs (`store_damage`)
     seeding: dict | None = None  # how seeds were added after the plan (sweep.json's `seeding`; None: fixed in advance)
     primary: str | None = None  # the signal the ablation's question is about (sweep.json's `primary`; None: the loss)
 
@@ -63,8 +70,8 @@ class SweepInfo:
 
     @property
     def n_done(self) -> int:
-        """Cells neither waiting, running nor failed."""
-        return self.n_cells - sum(self.counts.get(status, 0) for status in (*UNFINISHED, "failed"))
+        """Cells neither waiting, running, failed nor damaged."""
+        return self.n_cells - sum(self.counts.get(status, 0) for status in (*UNFINISHED, "failed", DAMAGED))
 
     @property
     def running(self) -> bool:
@@ -89,13 +96,33 @@ class SweepInfo:
     def progress(self) -> str:
         """'12 of 24 cells; partial' while running, '24 of 24 cells' (plus failures) when done."""
         text = f"{self.n_done} of {self.n_cells} cells"
-        if self.counts.get("failed"):
-            text += f" ({self.counts['failed']} failed)"
+        lost = [f"{self.counts[status]} {status}" for status in ("failed", DAMAGED) if self.counts.get(status)]
+        if lost:
+            text += f" ({', '.join(lost)})"
         return text + ("; partial" if self.running else "")
+
+    def damage_error(self) -> StoreDamage:
+        """Why this sweep cannot be analysed: its runs' damaged files, first ones named."""
+        shown = "; ".join(f"{path} ({problem})" for path, problem in self.damage[:3])
+        shown += f"; and {len(self.damage) - 3} more" if len(self.damage) > 3 else ""
+        runs = self.counts.get(DAMAGED, 0)
+        return StoreDamage(
+            f"sweep {self.name!r} has {runs} damaged run{'s' if runs != 1 else ''}, which cannot be trusted, so any "
+            f"answer would silently leave them out: {shown}. `harness db check --repair` moves them aside, and the "
+            f"next `harness sweep` of {self.name!r} trains them again.", tuple(path for path, _ in self.damage))
+
+
+def _damage_lines(con, where: str, sweep: str) -> list[tuple[str, str]]:
+    return con.execute(f"SELECT path, problem FROM store_damage WHERE {where} ORDER BY path", [sweep]).fetchall()
 
 
 def sweep_info(con, sweep: str) -> SweepInfo:
-    """The sweep's question, baseline, axes and cell counts; AnalysisError naming the closest sweep when unknown."""
+    """The sweep's question, baseline, axes, cell counts and damaged files; AnalysisError naming the closest sweep
+    when unknown, StoreDamage when its plan is damaged."""
+    unreadable = _damage_lines(con, "sweep = ?", sweep)
+    if unreadable:
+        path, problem = unreadable[0]
+        raise StoreDamage(f"sweep {sweep!r} cannot be read: {path} is damaged ({problem}); {PLAN_REPAIR}.", (path,))
     result = con.execute("SELECT * FROM sweeps WHERE sweep = ?", [sweep])
     found = result.fetchone()
     if found is None:
@@ -107,7 +134,9 @@ def sweep_info(con, sweep: str) -> SweepInfo:
     counts = {name: value for name, value in row.items() if name not in NOT_COUNTS}
     axes = json.loads(row["axes"]) if row["axes"] else []
     resumable = con.execute(f"SELECT count(*) FROM sweep_cells WHERE sweep = ? AND status IN {RESUMABLE}", [sweep]).fetchone()[0]
-    return SweepInfo(sweep, row["question"], row["baseline"], axes, row["n_cells"], counts, resumable)
+    damage = _damage_lines(con, "run_id IN (SELECT run_id FROM sweep_cells WHERE sweep = ?)", sweep)
+    return SweepInfo(sweep, row["question"], row["baseline"], axes, row["n_cells"], counts, resumable,
+                     damage=tuple(damage))
 
 
 @dataclass
@@ -122,14 +151,36 @@ class SweepSource:
     con: object
     info: SweepInfo
     members: str  # the SELECT behind `sweep_runs`
+    results_dir: str | os.PathLike | None  # where the store is (to name a shard a query found damaged)
 
     def sql(self, body: str) -> str:
         """The full, runnable text of a query over `sweep_runs`."""
         return f"WITH sweep_runs AS ({self.members})\n{body.strip()}"
 
+    def checked(self, query: Callable[[], T]) -> T:
+        """`query()` on `self.con`; a shard whose footer was fine and whose pages do not decode (found only when a
+        query reads them) is StoreDamage naming it if it is one of this sweep's runs', else the sweep is opened
+        again without it and the query run once more (DuckDB scans every shard of a table, other sweeps' too)."""
+        import duckdb
+
+        from db.recover import damaged_after, pages_damage
+
+        try:
+            return query()
+        except duckdb.Error as err:
+            damaged = damaged_after(self.results_dir, err)
+            if not damaged:
+                raise
+            ours = {run_id for (run_id,) in self.con.execute("SELECT run_id FROM sweep_runs").fetchall()}
+            mine = [path for path in damaged if os.path.basename(os.path.dirname(os.path.dirname(path))) in ours]
+            if mine:
+                raise pages_damage(mine) from None
+        self.con = open_sweep(self.results_dir, self.info.name).con  # the damaged shards are left out now
+        return query()
+
     def rows(self, body: str) -> list[tuple]:
         """The query's rows, run over the materialized `sweep_runs`."""
-        return self.con.execute(body).fetchall()
+        return self.checked(lambda: self.con.execute(body).fetchall())
 
     def column_types(self) -> dict[str, str]:
         """Column name → DuckDB type of `sweep_runs`."""
@@ -157,20 +208,36 @@ class SweepSource:
         return self.rows(f"SELECT count(*) FROM sweep_runs WHERE status IN {FINISHED}")[0][0]
 
 
-def open_sweep(results_dir: str | os.PathLike | None, sweep: str) -> SweepSource:
-    """Connect to the store and materialize `sweep`'s runs; AnalysisError for a missing store or unknown sweep."""
-    import db
-
-    try:
-        con = db.connect(results_dir)
-    except db.DbError as err:
-        raise AnalysisError(str(err)) from err
+def _materialized(con, results_dir, sweep: str) -> SweepSource:
     # The runs view aggregates every metric row each time a query names it, and sweep_cells, sweeps and the
     # members query all name it: a temporary table of its rows shadows it for this connection's queries, so
     # it is computed once (were the shadow ignored, the same rows would just be computed again).
+    import db
+
     con.execute("CREATE TEMP TABLE runs AS SELECT * FROM main.runs")
+    info = sweep_info(con, sweep)
     meta = db.read_sweep_meta(db.resolve_results_dir(results_dir), sweep) or {}
-    info = replace(sweep_info(con, sweep), seeding=meta.get("seeding"), primary=meta.get("primary"))
+    info = replace(info, seeding=meta.get("seeding"), primary=meta.get("primary"))
     members = membership_sql(con, sweep)
     con.execute(f"CREATE TEMP TABLE sweep_runs AS {members}")
-    return SweepSource(con, info, members)
+    return SweepSource(con, info, members, results_dir)
+
+
+def open_sweep(results_dir: str | os.PathLike | None, sweep: str) -> SweepSource:
+    """Connect to the store and materialize `sweep`'s runs; AnalysisError for a missing store or unknown sweep,
+    StoreDamage (a ConfigError too) when a file of the sweep is damaged: an answer without it would silently
+    differ. Damage elsewhere in the store changes nothing here, and is not mentioned."""
+    import db
+    from db.recover import run_recovering
+
+    with warnings.catch_warnings():  # every damaged file is in `store_damage`: the sweep's own ones are raised
+        warnings.simplefilter("ignore", db.CorruptShardWarning)
+        try:
+            source = run_recovering(results_dir, lambda con: _materialized(con, results_dir, sweep))
+        except db.StoreDamage:
+            raise
+        except db.DbError as err:
+            raise AnalysisError(str(err)) from err
+    if source.info.damage:
+        raise source.info.damage_error()
+    return source

@@ -1,4 +1,5 @@
-"""`harness db`: query, list, export and compact the results store (`db/`), read-only except `compact`.
+"""`harness db`: query, list, export, compact and check the results store (`db/`), read-only except `compact` and
+`check --repair`.
 
 duckdb and pyarrow are imported inside the handlers so `harness --help` stays instant.
 """
@@ -50,6 +51,14 @@ def register(subparsers) -> None:
     compact = commands.add_parser("compact", help="merge each finished run segment's shards into one file per table")
     _add_results(compact)
     compact.set_defaults(handler=_guarded(_compact))
+
+    check = commands.add_parser("check", help="name every damaged or orphaned file of the store and what it affects; "
+                                "--repair moves them aside (exit 0 clean, 1 found)")
+    check.add_argument("--repair", action="store_true",
+                       help="move what cannot be trusted to <results>/quarantine/<timestamp>/ (never deleted) and say "
+                       "which runs the next `harness sweep` trains again")
+    _add_results(check)
+    check.set_defaults(handler=_guarded(_check))
 
     parser.set_defaults(handler=lambda args: parser.print_help() or 0)
 
@@ -142,3 +151,30 @@ def _compact(args: argparse.Namespace) -> int:
     merged = compact(db.resolve_results_dir(args.results))
     print(f"compacted {merged} run segment{'s' if merged != 1 else ''}")
     return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    """One line per damaged or orphaned file; with --repair, each move and what a rerun trains again. Exit 0 when
+    the store is clean, 1 when something was found (moved aside or not)."""
+    import db
+    from db.check import check_store, report_line
+    from db.quarantine import repair
+
+    results = db.resolve_results_dir(args.results)
+    check = check_store(results)
+    for finding in check.findings:
+        print(report_line(check, finding))
+    damaged = sum(1 for f in check.findings if not f.orphan)
+    orphaned = len(check.findings) - damaged
+    if not check.findings:
+        print(f"{results}: {check.checked} files checked, none damaged or orphaned")
+        return 0
+    print(f"{results}: {check.checked} files checked, {damaged} damaged, {orphaned} orphaned"
+          + ("" if args.repair else "; `harness db check --repair` moves them aside"))
+    if args.repair:
+        done = repair(check)
+        for source, target in done.moved:
+            print(f"moved {source} to {target}")
+        for line in done.retrain:
+            print(line)
+    return 1

@@ -17,24 +17,40 @@ def register(subparsers) -> None:
 
 
 def sweeps(args: argparse.Namespace) -> int:
+    import warnings
+
     import db
     from cli.table import render_table
     from harness.config.base import ConfigError
 
     if args.history or args.sweep is not None:
         return history(args)
-    try:
-        con = db.connect(args.results)
-    except db.DbError as err:
-        raise ConfigError(str(err)) from None
-    columns = ["sweep", "n_cells", "completed", "diverged", "failed", "running", "pending", "question"]
+    with warnings.catch_warnings():  # each damaged file is one line below, from `store_damage`
+        warnings.simplefilter("ignore", db.CorruptShardWarning)
+        try:
+            con = db.connect(args.results)
+        except db.DbError as err:
+            raise ConfigError(str(err)) from None
+    columns = ["sweep", "n_cells", "completed", "diverged", "failed", "damaged", "running", "pending", "question"]
     rows = con.execute(f"SELECT {', '.join(columns)} FROM sweeps ORDER BY sweep").fetchall()
-    if not rows:
+    if rows:
+        headers = ["sweep", "cells", "completed", "diverged", "failed", "damaged", "running", "left", "question"]
+        print(render_table(headers, [[*row[:-1], row[-1] or ""] for row in rows]))
+    else:
         print("no sweeps yet: run one with `harness sweep ABLATION` (see `harness ablations`).")
-        return 0
-    print(render_table(["sweep", "cells", "completed", "diverged", "failed", "running", "left", "question"],
-                       [[*row[:-1], row[-1] or ""] for row in rows]))
+    warn_damage(con, "harness sweeps")
     return 0
+
+
+def warn_damage(con, command: str) -> None:
+    """A warning line on stderr per damaged file of the store (`store_damage`): what it is and what it costs."""
+    import sys
+
+    sys.stdout.flush()  # the table first, where both go to one terminal
+    for path, kind, problem, run_id, sweep in con.execute("SELECT * FROM store_damage").fetchall():
+        cost = f"sweep {sweep!r} is left out" if sweep is not None else f"run {run_id} shows as damaged"
+        print(f"{command}: warning: {path} ({kind}) is damaged: {problem}; {cost} (`harness db check`)",
+              file=sys.stderr)
 
 
 def history(args: argparse.Namespace) -> int:
@@ -57,7 +73,8 @@ def history(args: argparse.Namespace) -> int:
     for (label, meta, where), following in zip(plans, [*plans[1:], None]):
         changed = ""
         if following is not None:
-            change = plan_change(meta, _rows(where), following[1], _rows(following[2]))
+            change = plan_change(meta, db.read_plan_at(where, args.sweep), following[1],
+                                 db.read_plan_at(following[2], args.sweep))
             changed = change.refusal() or ("" if change.same else change.extension())
         rows.append([label, meta.get("created_at", "")[:19], meta.get("n_cells"), meta.get("source") or "", changed])
     rows += _seeding_rows(current)
@@ -72,8 +89,3 @@ def _seeding_rows(meta: dict) -> list[list]:
              f"(--max-seeds {r['max_seeds']}, --seed-batch {r['seed_batch']})"] for r in rounds]
 
 
-def _rows(folder) -> list[dict]:
-    import pyarrow.parquet as pq
-
-    path = folder / "cells.parquet"
-    return pq.read_table(path).to_pylist() if path.is_file() else []

@@ -9,12 +9,12 @@ See docs/db.md for the views, the on-disk layout and the guarantees.
 """
 
 from db.connect import connect, engine
-from db.errors import CorruptShardWarning, DbError, NoResultsError, ReadOnlyQueryError, SchemaVersionError
+from db.errors import CorruptShardWarning, DbError, NoResultsError, ReadOnlyQueryError, SchemaVersionError, StoreDamage
 from db.paths import resolve_results_dir
+from db.plans import plan_history, read_plan, read_plan_at, read_sweep, read_sweep_meta
 from db.run_state import RunState, result_summary, run_state
 from db.schema import SCHEMA_VERSION
-from db.sweeps import (archive_plan, plan_history, read_plan, read_sweep_meta, sweep_dir, write_confirmation, write_sweep,
-                       write_trial)
+from db.sweeps import archive_plan, sweep_dir, write_confirmation, write_sweep, write_trial
 from db.writer import STATUSES, RunWriter
 
 __all__ = [
@@ -27,11 +27,14 @@ __all__ = [
     "RunState",
     "RunWriter",
     "SchemaVersionError",
+    "StoreDamage",
     "archive_plan",
     "connect",
     "engine",
     "plan_history",
     "read_plan",
+    "read_plan_at",
+    "read_sweep",
     "read_sweep_meta",
     "resolve_results_dir",
     "result_summary",

@@ -1,9 +1,10 @@
 """Finding and validating the shards of a results directory before DuckDB reads them.
 
-Every published shard is immutable, so a shard validated once (footer readable, our schema version,
-expected columns) stays valid while its (size, mtime) is unchanged: an in-process cache, seeded from the
-catalog index when there is one (`db/index.py`), makes a reconnect cost one `stat` per file. A shard
-that fails validation is left out with a warning naming it, so one bad file never breaks a query.
+Every published shard is immutable, so a shard validated once (`db/validate.py`: footer readable, our schema
+version, expected columns; a manifest or status shard read whole) stays valid while its (size, mtime) is unchanged:
+an in-process cache, seeded from the catalog index when there is one (`db/index.py`), makes a reconnect cost one
+`stat` per file. A shard that fails validation is left out with a warning naming it, and kept in `problems`, so
+one bad file never breaks a query and the views can say which runs it damaged (db/damage_views.py).
 """
 
 from __future__ import annotations
@@ -13,22 +14,14 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
 from db.errors import CorruptShardWarning
 from db.index import Index, load_index
 from db.paths import RUNS_DIR, is_shard_name, superseded_by_compaction
-from db.schema import DATA_SCHEMAS, STATUS_SCHEMA, TABLE_KEY, TABLES, VERSION_KEY, check_version
-
-MAGIC = b"PAR1"
-REQUIRED_COLUMNS = {
-    **{table: schema.names for table, schema in DATA_SCHEMAS.items()},
-    "status": STATUS_SCHEMA.names,
-    "manifest": ["run_id", "segment", "start_step"],
-}
+from db.schema import DATA_SCHEMAS, TABLES
+from db.validate import read_whole, shard_problem
 
 _validated: dict[str, tuple[int, int]] = {}
-_damaged: dict[str, tuple[int, int]] = {}  # shards whose footer is fine but whose pages are not (see find_damaged)
+_damaged: dict[str, tuple[tuple[int, int], str]] = {}  # footer fine, pages not (find_damaged): key and problem
 
 
 @dataclass
@@ -39,6 +32,7 @@ class Catalog:
     files: dict[str, list[str]] = field(default_factory=lambda: {table: [] for table in TABLES})
     stats: dict[str, tuple[int, int]] = field(default_factory=dict)  # path → (size, mtime_ns) of each file listed
     skipped: list[str] = field(default_factory=list)  # shards left out as unreadable (each with a warning)
+    problems: dict[str, str] = field(default_factory=dict)  # each skipped shard → what is wrong with it
     index: Index | None = None
 
     @property
@@ -46,40 +40,35 @@ class Catalog:
         return len(self.files["manifest"])
 
 
-def _problem(path: str, size: int, table: str) -> str | None:
-    """Why the shard at `path` is unreadable, or None when it is fine. Newer schema versions raise."""
-    if size < 12:
-        return f"only {size} bytes, too short for a Parquet file"
-    with open(path, "rb") as handle:
-        head = handle.read(4)
-        handle.seek(-4, os.SEEK_END)
-        tail = handle.read(4)
-    if head != MAGIC or tail != MAGIC:
-        return "no Parquet magic bytes at start or end (truncated or overwritten)"
-    try:
-        meta = pq.read_metadata(path)
-    except Exception as err:  # pyarrow raises several types for a damaged footer
-        return f"unreadable Parquet footer ({err})"
-    kv = meta.metadata or {}
-    if VERSION_KEY not in kv or kv.get(TABLE_KEY) != table.encode():
-        return f"not a harness {table} shard (no schema version metadata)"
-    check_version(kv[VERSION_KEY].decode(errors="replace"), path)
-    missing = [c for c in REQUIRED_COLUMNS[table] if c not in meta.schema.names]
-    if missing:
-        return f"missing columns {missing}"
-    return None
-
-
 def _remembered_problem(path: str, key: tuple[int, int], table: str) -> str | None:
-    """`_problem`, or what is remembered about the shard at this (size, mtime_ns)."""
-    if _damaged.get(path) == key:
-        return "damaged data pages"
+    """`shard_problem`, or what is remembered about the shard at this (size, mtime_ns)."""
+    if path in _damaged and _damaged[path][0] == key:
+        return _damaged[path][1]
     if _validated.get(path) != key:
-        problem = _problem(path, key[0], table)
+        problem = shard_problem(path, key[0], table)
         if problem:
             return problem
         _validated[path] = key
     return None
+
+
+def run_shards(run_path: str):
+    """(table, path, (size, mtime_ns)) of every published shard of one run, leftovers of a compaction excluded."""
+    for table in TABLES:
+        table_dir = os.path.join(run_path, table)
+        try:
+            entries = sorted((e for e in os.scandir(table_dir) if is_shard_name(e.name)), key=lambda e: e.name)
+        except FileNotFoundError:
+            continue
+        if table in DATA_SCHEMAS:
+            redundant = superseded_by_compaction([e.name for e in entries])
+            entries = [e for e in entries if e.name not in redundant]
+        for entry in entries:
+            try:
+                stat = entry.stat()
+            except FileNotFoundError:  # compacted away since the listing
+                continue
+            yield table, entry.path, (stat.st_size, stat.st_mtime_ns)
 
 
 def scan(results_dir: Path) -> Catalog:
@@ -94,29 +83,26 @@ def scan(results_dir: Path) -> Catalog:
     for run in sorted(os.scandir(runs_root), key=lambda e: e.name):
         if not run.is_dir():
             continue
-        for table in TABLES:
-            table_dir = os.path.join(run.path, table)
-            try:
-                entries = sorted((e for e in os.scandir(table_dir) if is_shard_name(e.name)), key=lambda e: e.name)
-            except FileNotFoundError:
+        for table, path, key in run_shards(run.path):
+            problem = _remembered_problem(path, key, table)
+            if problem:
+                warnings.warn(f"skipping shard {path}: {problem}", CorruptShardWarning, stacklevel=2)
+                catalog.skipped.append(path)
+                catalog.problems[path] = problem
                 continue
-            if table in DATA_SCHEMAS:
-                redundant = superseded_by_compaction([e.name for e in entries])
-                entries = [e for e in entries if e.name not in redundant]
-            for entry in entries:
-                try:
-                    stat = entry.stat()
-                except FileNotFoundError:  # compacted away since the listing
-                    continue
-                key = (stat.st_size, stat.st_mtime_ns)
-                problem = _remembered_problem(entry.path, key, table)
-                if problem:
-                    warnings.warn(f"skipping shard {entry.path}: {problem}", CorruptShardWarning, stacklevel=2)
-                    catalog.skipped.append(entry.path)
-                    continue
-                catalog.files[table].append(entry.path)
-                catalog.stats[entry.path] = key
+            catalog.files[table].append(path)
+            catalog.stats[path] = key
     return catalog
+
+
+def run_problems(results_dir: str | os.PathLike, run_id: str) -> dict[str, str]:
+    """Each damaged shard of one run → what is wrong with it (cached like `scan`'s checks: a `stat` per shard)."""
+    found = {}
+    for table, path, key in run_shards(os.path.join(os.path.abspath(results_dir), RUNS_DIR, run_id)):
+        problem = _remembered_problem(path, key, table)
+        if problem:
+            found[path] = problem
+    return found
 
 
 def find_damaged(catalog: Catalog) -> list[str]:
@@ -127,10 +113,9 @@ def find_damaged(catalog: Catalog) -> list[str]:
     """
     found = []
     for path, key in catalog.stats.items():
-        try:
-            pq.ParquetFile(path, page_checksum_verification=True).read()
-        except Exception:  # any decoding failure means the shard cannot be trusted
-            _damaged[path] = key
+        _, problem = read_whole(path)
+        if problem:
+            _damaged[path] = (key, problem)
             _validated.pop(path, None)
             found.append(path)
     return found

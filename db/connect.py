@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from db.catalog import Catalog, scan
-from db.errors import NoResultsError
+from db.errors import NoResultsError, StoreDamage
 from db.paths import resolve_results_dir
 from db.schema import read_version_file
 from db.views import create_views
@@ -20,12 +20,17 @@ HOW_TO_CREATE = "create some with `harness run --preset tiny --steps 200`, or po
 
 
 def load_catalog(results_dir: str | os.PathLike | None = None) -> Catalog:
-    """Validated shard lists of the results directory; NoResultsError when it is missing or holds no runs."""
+    """Validated shard lists of the results directory; NoResultsError when it is missing or holds no runs,
+    StoreDamage when it holds runs but none readable."""
     path = resolve_results_dir(results_dir)
     if not path.is_dir():
         raise NoResultsError(f"no results directory at {path}: {HOW_TO_CREATE}.")
     read_version_file(path)
     catalog = scan(path)
+    if not catalog.n_runs and catalog.problems:
+        first, problem = next(iter(catalog.problems.items()))
+        raise StoreDamage(f"{path} holds no readable run: {len(catalog.problems)} damaged shard(s), the first {first} "
+                          f"({problem}); `harness db check` names them all.", tuple(catalog.problems))
     if not catalog.n_runs:
         raise NoResultsError(f"{path} holds no runs yet: {HOW_TO_CREATE}.")
     return catalog

@@ -1,5 +1,7 @@
 """Errors of the results store; all are `ValueError`s so callers can treat them as bad input."""
 
+from errors import ConfigError
+
 
 class DbError(ValueError):
     """A results-store operation cannot proceed; the message says why and what to do."""
@@ -17,5 +19,16 @@ class ReadOnlyQueryError(DbError):
     """A query tried to change something; `harness db query` only reads."""
 
 
+class StoreDamage(DbError, ConfigError):
+    """A file the command needs is damaged (truncated, garbled, inconsistent); `paths` names it (them).
+
+    Also a `ConfigError`, so every command prints it as one line and exits 2, as for any input it cannot use.
+    """
+
+    def __init__(self, message: str, paths: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.paths = tuple(str(p) for p in paths)
+
+
 class CorruptShardWarning(UserWarning):
-    """A shard (or the index) could not be read and was left out of the views."""
+    """A store file (a shard, a sweep's plan or description, the index) could not be read and was left out."""

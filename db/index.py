@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from db.errors import CorruptShardWarning, SchemaVersionError
-from db.schema import MANIFEST_SCHEMA, STATUS_SCHEMA, VERSION_KEY, check_version
+from db.schema import MANIFEST_SCHEMA, STATUS_SCHEMA
 from db.shard_io import publish
+from db.validate import index_rows, one_line
 
 INDEX_DIR = "index"
 ROW_TABLES = {"manifest": MANIFEST_SCHEMA, "status": STATUS_SCHEMA}
@@ -35,9 +35,11 @@ class Index:
 
 
 def _read(path: Path) -> pa.Table:
-    table = pq.ParquetFile(path).read()  # not pq.read_table: that imports pyarrow.dataset and pandas (~0.4 s)
-    check_version((table.schema.metadata or {}).get(VERSION_KEY, b"?").decode(errors="replace"), str(path))
-    return table
+    """One index file, checked (db/validate.py): a damaged one raises, so the whole index is ignored."""
+    rows, problem = index_rows(path)  # a newer schema version raises SchemaVersionError
+    if problem:
+        raise ValueError(f"{path}: {problem}")
+    return rows
 
 
 def load_index(results_dir: Path) -> Index | None:
@@ -51,7 +53,7 @@ def load_index(results_dir: Path) -> Index | None:
     except SchemaVersionError:
         raise
     except Exception as err:  # damaged or half-replaced index: fall back to the shards themselves
-        warnings.warn(f"ignoring index {root}: {err}", CorruptShardWarning, stacklevel=3)
+        warnings.warn(f"ignoring index {root}: {one_line(err)}", CorruptShardWarning, stacklevel=3)
         return None
     paths = [os.path.join(results_dir, p) for p in shards.column("_source").to_pylist()]
     keys = zip(shards.column("_size").to_pylist(), shards.column("_mtime_ns").to_pylist())

@@ -14,8 +14,17 @@ from typing import Callable, TypeVar
 
 from db.catalog import find_damaged
 from db.connect import connect, load_catalog
+from db.errors import StoreDamage
 
 T = TypeVar("T")
+
+
+def _sql_errors() -> tuple[type[Exception], ...]:
+    """DuckDB errors of the SQL itself (or of the user), never of a damaged shard."""
+    import duckdb
+
+    return (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException, duckdb.ConversionException,
+            duckdb.PermissionException, duckdb.InterruptException)
 
 
 def run_recovering(results_dir: str | os.PathLike | None, work: Callable[[object], T]) -> T:
@@ -24,12 +33,25 @@ def run_recovering(results_dir: str | os.PathLike | None, work: Callable[[object
 
     try:
         return work(connect(results_dir))
-    except (
-        duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException, duckdb.ConversionException,
-        duckdb.PermissionException, duckdb.InterruptException,
-    ):
+    except _sql_errors():
         raise
     except duckdb.Error:
         if not find_damaged(load_catalog(results_dir)):
             raise
     return work(connect(results_dir))
+
+
+def damaged_after(results_dir: str | os.PathLike | None, error: Exception) -> list[str]:
+    """After a query failed with `error` on a connection already made: the shards that do not read back whole
+    (remembered, so the next connection leaves them out); none when the error is the SQL's own or every shard
+    reads back whole."""
+    if isinstance(error, _sql_errors()):
+        return []
+    return find_damaged(load_catalog(results_dir))
+
+
+def pages_damage(paths: list[str]) -> StoreDamage:
+    """The error for shards whose pages do not decode, naming the first of them."""
+    named = "; ".join(paths[:3]) + (f"; and {len(paths) - 3} more" if len(paths) > 3 else "")
+    return StoreDamage(f"damaged data pages in {named}: `harness db check --repair` moves their runs aside, and the "
+                       "next `harness sweep` trains them again.", tuple(paths))

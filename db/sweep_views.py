@@ -2,8 +2,9 @@
 
 A sweep with a plan is exactly its plan's cells (a cell with no run yet is `pending`). Runs whose manifest
 names a sweep that has no plan (written with `db.RunWriter` or `harness run --sweep`) form an implicit
-sweep: their own arm and seed, `lr` from their config. `arm_label` is the arm's display label from the plan
-(NULL: show its name; always NULL in an implicit sweep).
+sweep: their own arm and seed, `lr` from their config; not so a sweep whose plan is damaged (it is left out, and
+named in `store_damage`). A cell whose run has a damaged file is `damaged` (db/damage_views.py). `arm_label` is
+the arm's display label from the plan (NULL: show its name; always NULL in an implicit sweep).
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ import json
 
 import pyarrow as pa
 
-from db.sweeps import CELL_SCHEMA, sweep_files
+from db.catalog import Catalog
+from db.damage_views import create_damage_views
+from db.plans import sweep_files
 from db.sql import quote_literal
+from db.sweeps import CELL_SCHEMA
 
 PLAN_COLUMNS = ["sweep", "arm", "arm_label", "lr", "seed", "trial", "confirms", "run_id", "cell", "matched_residual", "steps", "arm_values"]
 # Cells still to train: interrupted and crashed runs are resumed by the next worker that claims them.
@@ -43,16 +47,19 @@ def _meta_table(con, records: list[dict]) -> None:
         con.executemany("INSERT INTO _sweep_meta VALUES (?, ?, ?, ?, ?, ?::TIMESTAMPTZ)", rows)
 
 
-def create_sweep_views(con, results_dir: str) -> None:
-    """Create `sweep_cells`, `sweeps` and `best_trials` on a connection that already has the `runs` view."""
-    plans, records = sweep_files(results_dir)
-    _plans_table(con, plans)
-    _meta_table(con, records)
+def create_sweep_views(con, catalog: Catalog) -> None:
+    """Create `sweep_cells`, `sweeps`, `best_trials` and `store_damage` on a connection that already has the `runs`
+    view; a sweep with a damaged plan file is left out of all of them but `store_damage` (db/plans.py)."""
+    files = sweep_files(catalog.results_dir)
+    _plans_table(con, files.plans)
+    _meta_table(con, files.records)
+    create_damage_views(con, catalog, files)
     run_columns = {row[0] for row in con.execute("DESCRIBE runs").fetchall()}
     run_lr = "r.lr" if "lr" in run_columns else "NULL::DOUBLE"
     con.execute(f"""
         CREATE VIEW sweep_cells AS
-        SELECT p.*, coalesce(r.status, 'pending') AS status
+        SELECT p.*, CASE WHEN p.run_id IN (SELECT run_id FROM _damaged_runs) THEN 'damaged'
+            ELSE coalesce(r.status, 'pending') END AS status
         FROM _plans p LEFT JOIN runs r USING (run_id)
         UNION ALL BY NAME
         SELECT r.sweep, r.arm, NULL::VARCHAR AS arm_label, {run_lr}::DOUBLE AS lr, r.seed, NULL::BIGINT AS trial, NULL::BIGINT AS confirms, r.run_id,
@@ -60,6 +67,7 @@ def create_sweep_views(con, results_dir: str) -> None:
             NULL::DOUBLE AS matched_residual, NULL::BIGINT AS steps, NULL::VARCHAR AS arm_values, r.status
         FROM runs r
         WHERE r.sweep IS NOT NULL AND r.sweep NOT IN (SELECT sweep FROM _plans)
+            AND r.sweep NOT IN (SELECT sweep FROM _damage WHERE sweep IS NOT NULL)
     """)
     waiting = ", ".join(map(quote_literal, WAITING))
     con.execute(f"""
@@ -70,6 +78,7 @@ def create_sweep_views(con, results_dir: str) -> None:
             count(*) FILTER (WHERE c.status = 'diverged') AS diverged,
             count(*) FILTER (WHERE c.status = 'pruned') AS pruned,
             count(*) FILTER (WHERE c.status = 'failed') AS failed,
+            count(*) FILTER (WHERE c.status = 'damaged') AS damaged,
             count(*) FILTER (WHERE c.status = 'running') AS running,
             count(*) FILTER (WHERE c.status IN ({waiting})) AS pending,
             any_value(m.created_at) AS created_at

@@ -6,6 +6,7 @@ on any host, can train a cell from the results directory alone. Both files are r
 each launch. A search's trials are cells made as the search goes, and so are the confirmation cells that rerun
 a finished search's chosen configuration on fresh seeds (`confirms`: the trial they confirm): each is one
 write-once file under `trials/`. Membership lives here rather than in a run's manifest, so one run can serve several sweeps.
+Reading them back, each file checked, is db/plans.py.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pyarrow.parquet as pq
 
 from db.errors import DbError
 from db.schema import ensure_version_file
+from db.validate import CHECKSUM, meta_checksum
 
 SWEEPS_DIR = "sweeps"
 SWEEP_FILE = "sweep.json"
@@ -95,11 +97,13 @@ def write_sweep(results_dir: str | os.PathLike, sweep: str, meta: Mapping[str, A
     results_dir.mkdir(parents=True, exist_ok=True)
     ensure_version_file(results_dir)
     folder = sweep_dir(results_dir, sweep)
-    record = {
+    record = json.loads(json.dumps({  # as readers will see it, so that its checksum is theirs
         "sweep": sweep, "question": None, "baseline": None, "axes": [], "source": None,
         **dict(meta), "n_cells": len(rows), "created_at": datetime.now(timezone.utc).isoformat(),
-    }
-    _replace_atomically(folder / CELLS_FILE, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+    }, default=str))
+    record[CHECKSUM] = meta_checksum(record)
+    _replace_atomically(folder / CELLS_FILE,
+                        lambda tmp: pq.write_table(table, tmp, compression="zstd", write_page_checksum=True))
     _replace_atomically(folder / SWEEP_FILE, lambda tmp: tmp.write_text(json.dumps(record, indent=1, default=str)))
     return folder
 
@@ -109,7 +113,7 @@ def _write_once(path: Path, row: Mapping[str, Any]) -> Path:
     the first to write it wins."""
     if not path.exists():
         table = pa.Table.from_pylist([dict(row)], schema=CELL_SCHEMA)
-        _replace_atomically(path, lambda tmp: pq.write_table(table, tmp))
+        _replace_atomically(path, lambda tmp: pq.write_table(table, tmp, write_page_checksum=True))
     return path
 
 
@@ -128,41 +132,6 @@ def write_confirmation(results_dir: str | os.PathLike, sweep: str, study: int, i
     return _write_once(sweep_dir(results_dir, sweep) / TRIALS_DIR / f"s{study:04d}-c{index:06d}.parquet", row)
 
 
-def sweep_files(results_dir: str | os.PathLike) -> tuple[list[str], list[dict[str, Any]]]:
-    """(the plans' cells.parquet and trial file paths, the sweep.json records) of every sweep in the store."""
-    root = Path(results_dir) / SWEEPS_DIR
-    plans, records = [], []
-    if not root.is_dir():
-        return plans, records
-    for entry in sorted(os.scandir(root), key=lambda e: e.name):
-        cells, meta = Path(entry.path) / CELLS_FILE, Path(entry.path) / SWEEP_FILE
-        if not (cells.is_file() and meta.is_file()):
-            continue
-        try:
-            records.append(json.loads(meta.read_text()))
-        except (OSError, json.JSONDecodeError):
-            continue  # being replaced right now, or damaged: the sweep's runs still show under their own labels
-        plans.append(str(cells))
-        trials = Path(entry.path) / TRIALS_DIR
-        if trials.is_dir():
-            plans.extend(str(trials / name) for name in sorted(os.listdir(trials)) if name.endswith(".parquet"))
-    return plans, records
-
-
-def read_plan(results_dir: str | os.PathLike, sweep: str) -> pa.Table:
-    """Sweep `sweep`'s plan (CELL_SCHEMA columns); DbError when the store has no such sweep."""
-    path = sweep_dir(results_dir, sweep) / CELLS_FILE
-    if not path.is_file():
-        raise DbError(f"no sweep {sweep!r} in {results_dir}: launch it with `harness sweep ABLATION`.")
-    return pq.ParquetFile(path).read()  # not pq.read_table: that imports pyarrow.dataset and pandas (~0.4 s)
-
-
-def read_sweep_meta(results_dir: str | os.PathLike, sweep: str) -> dict[str, Any] | None:
-    """Sweep `sweep`'s description (sweep.json), or None when the store has no such sweep."""
-    path = sweep_dir(results_dir, sweep) / SWEEP_FILE
-    return json.loads(path.read_text()) if path.is_file() else None
-
-
 def archive_plan(results_dir: str | os.PathLike, sweep: str) -> Path:
     """Move the sweep's current plan (sweep.json, cells.parquet, trials/) to `history/<n>/`, n one more than the
     last; returns that folder. The sweep has no plan until the next `write_sweep`."""
@@ -176,14 +145,3 @@ def archive_plan(results_dir: str | os.PathLike, sweep: str) -> Path:
         if (folder / name).exists():
             os.replace(folder / name, target / name)
     return target
-
-
-def plan_history(results_dir: str | os.PathLike, sweep: str) -> list[dict[str, Any]]:
-    """The descriptions of the sweep's replaced plans, oldest first, each with `replaced` (its folder's number)."""
-    history = sweep_dir(results_dir, sweep) / HISTORY_DIR
-    found = []
-    for name in sorted(os.listdir(history)) if history.is_dir() else []:
-        meta = history / name / SWEEP_FILE
-        if name.isdigit() and meta.is_file():
-            found.append({**json.loads(meta.read_text()), "replaced": int(name)})
-    return found

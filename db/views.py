@@ -158,4 +158,4 @@ def create_views(con, catalog: Catalog) -> None:
         con.executemany("INSERT INTO _dead VALUES (?, ?)", dead)
     config_columns = "".join(f"{c}, " for c in _config_columns(con))
     con.execute(RUNS_VIEW_SQL.format(config_columns=config_columns, val_loss=VAL_LOSS, train_loss=TRAIN_LOSS))
-    create_sweep_views(con, str(catalog.results_dir))
+    create_sweep_views(con, catalog)

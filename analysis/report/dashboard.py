@@ -15,6 +15,8 @@ from http import HTTPStatus
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from analysis.errors import AnalysisError
+from db.errors import DbError
+from errors import ConfigError
 from analysis.report.index import index_page, message_page, side_by_side_page
 from analysis.report.serve import DEFAULT_HOST, DEFAULT_PORT, Replies, listen
 
@@ -28,13 +30,16 @@ class Pages:
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
-    def sweeps(self) -> list:
-        """Every sweep's `SweepInfo`, by name."""
-        import db
+    def sweeps(self) -> tuple[list, list[str]]:
+        """Every readable sweep's `SweepInfo`, by name, and a line per damaged file of the store (`store_damage`)."""
         from analysis.source import sweep_info
 
-        con = db.connect(self.results_dir)
-        return [sweep_info(con, name) for (name,) in con.execute("SELECT sweep FROM sweeps ORDER BY sweep").fetchall()]
+        con = _connect(self.results_dir)
+        infos = [sweep_info(con, name) for (name,) in con.execute("SELECT sweep FROM sweeps ORDER BY sweep").fetchall()]
+        damage = con.execute(
+            "SELECT path || ': ' || kind || ': ' || problem || CASE WHEN sweep IS NOT NULL THEN '; sweep ' || sweep || "
+            "' is left out' ELSE '; run ' || run_id || ' is damaged' END FROM store_damage").fetchall()
+        return infos, [line for (line,) in damage]
 
     def page(self, sweep: str) -> str:
         """The sweep's report page (AnalysisError for an unknown sweep, or one with nothing to show)."""
@@ -49,10 +54,20 @@ class Pages:
             return self._pages[sweep][1]
 
     def _key(self, sweep: str) -> tuple:
-        import db
-
-        row = db.connect(self.results_dir).execute("SELECT * FROM sweeps WHERE sweep = ?", [sweep]).fetchone()
+        row = _connect(self.results_dir).execute("SELECT * FROM sweeps WHERE sweep = ?", [sweep]).fetchone()
         return tuple(map(str, row)) if row else ()
+
+
+def _connect(results_dir):
+    """`db.connect`, its warnings about damaged files held back: the index page lists them (`store_damage`), and a
+    sweep's page says what it cannot show."""
+    import warnings
+
+    import db
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", db.CorruptShardWarning)
+        return db.connect(results_dir)
 
 
 def handler(pages: Pages) -> type[Replies]:
@@ -63,7 +78,7 @@ def handler(pages: Pages) -> type[Replies]:
             url = urlsplit(self.path)
             try:
                 if url.path == "/":
-                    self.reply(index_page(str(pages.results_dir), pages.sweeps()).encode())
+                    self.reply(index_page(str(pages.results_dir), *pages.sweeps()).encode())
                 elif url.path.startswith("/sweep/"):
                     self.reply(pages.page(unquote(url.path[len("/sweep/"):])).encode())
                 elif url.path == "/compare":
@@ -73,6 +88,8 @@ def handler(pages: Pages) -> type[Replies]:
                     self.reply(message_page("Not found", f"No page {url.path}.").encode(), HTTPStatus.NOT_FOUND)
             except AnalysisError as err:
                 self.reply(message_page("Nothing to show", str(err)).encode(), HTTPStatus.NOT_FOUND)
+            except (ConfigError, DbError) as err:  # a damaged file the page needs, or a store with no readable run
+                self.reply(message_page("Cannot show this", str(err)).encode(), HTTPStatus.INTERNAL_SERVER_ERROR)
 
     return Handler
 

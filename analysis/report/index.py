@@ -24,14 +24,21 @@ def _row(info: SweepInfo) -> str:
             f'<td>{bar} {escape(info.progress())}</td><td class="state {info.state}">{info.state}</td></tr>')
 
 
-def index_page(results: str, sweeps: list[SweepInfo]) -> str:
-    """Every sweep with its question, progress and state; a form to open two side by side."""
+def _damage(lines: list[str]) -> str:
+    items = "".join(f"<li><code>{escape(line)}</code></li>" for line in lines)
+    return (f'<div class="status damaged"><p>Damaged files, left out of every sweep below (<code>harness db check '
+            f'--repair</code> moves them aside):</p><ul>{items}</ul></div>') if lines else ""
+
+
+def index_page(results: str, sweeps: list[SweepInfo], damage: list[str] = ()) -> str:
+    """Every sweep with its question, progress and state, and a line per damaged file of the store; a form to open
+    two side by side."""
     rows = "".join(_row(info) for info in sweeps) or '<tr><td colspan="4">No sweep in this store yet.</td></tr>'
     options = "".join(f'<option value="{escape(info.name)}">{escape(info.name)}</option>' for info in sweeps)
     running = any(info.state == RUNNING_STATE for info in sweeps)
     status = (f'<p class="status running"><span id="reload-state">this page reloads every {REFRESH_SECONDS} s while a sweep runs</span>'
               '<button id="reload-toggle" type="button">pause reloading</button></p>' if running else "")
-    body = (f"<h1>Sweeps</h1><p>Results store <code>{escape(results)}</code>.</p>{status}"
+    body = (f"<h1>Sweeps</h1><p>Results store <code>{escape(results)}</code>.</p>{status}{_damage(list(damage))}"
             '<table class="sweeps"><thead><tr><th>sweep</th><th>question</th><th>progress</th><th>state</th></tr></thead>'
             f'<tbody>{rows}</tbody></table><h2>Two sweeps side by side</h2><form action="/compare" method="get">'
             f'<select name="a">{options}</select> <select name="b">{options}</select> <button type="submit">open</button></form>')

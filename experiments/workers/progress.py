@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import db
+from db.catalog import run_problems
 from experiments.workers.claims import BeatWatcher, ClaimInfo, current_claim
 
 DEFAULT_STALE_AFTER = 60.0
@@ -33,6 +34,7 @@ class SweepProgress:
     running: list[tuple[CellRef, ClaimInfo]] = field(default_factory=list)
     failed_cells: list[CellRef] = field(default_factory=list)
     unfinished: list[CellRef] = field(default_factory=list)  # every cell without a result, running or not
+    damaged: list[tuple[CellRef, str]] = field(default_factory=list)  # (cell, its run's damaged shard)
 
     @property
     def done(self) -> int:
@@ -40,7 +42,7 @@ class SweepProgress:
 
     @property
     def left(self) -> int:
-        return self.total - self.done - len(self.running)
+        return self.total - self.done - len(self.running) - len(self.damaged)
 
 
 def cell_refs(plan_table) -> list[CellRef]:
@@ -57,17 +59,9 @@ def cell_refs(plan_table) -> list[CellRef]:
 def stored_cells(results_dir: Path, sweep: str) -> tuple[list[CellRef], int]:
     """(the sweep's cells so far: plan cells, the trials started and the confirmation cells recorded, the
     number it will have in all: for a search, each study's trials plus its confirmation seeds)."""
-    import json
-
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    folder = db.sweep_dir(results_dir, sweep)
-    tables = [db.read_plan(results_dir, sweep)]  # first: DbError naming the sweep when the store has none
-    meta = json.loads((folder / "sweep.json").read_text())
-    trials = folder / "trials"
-    if trials.is_dir():
-        tables += [pq.ParquetFile(trials / name).read() for name in sorted(os.listdir(trials)) if name.endswith(".parquet")]
+    meta, tables = db.read_sweep(results_dir, sweep)  # DbError: no such sweep; StoreDamage: a damaged plan file
     refs = cell_refs(pa.concat_tables(tables, promote_options="default"))  # older files lack `confirms`: NULL
     studies = meta.get("studies")
     expected = len(refs) if not studies else sum(meta["trials"] + study.get("confirm_seeds", 0) for study in studies)
@@ -77,7 +71,8 @@ def stored_cells(results_dir: Path, sweep: str) -> tuple[list[CellRef], int]:
 class ProgressReader:
     """Reads a sweep's progress; finished cells are remembered (a result is final, docs/internals.md), so
     polling costs only the unfinished ones. A search's cells (its trials) appear as they start, so they are
-    listed again at each read. A cell counts as running while its claim is live as this reader watches it."""
+    listed again at each read. A cell counts as running while its claim is live as this reader watches it, and as
+    damaged while a shard of its run fails its check (db/validate.py; a `stat` per shard once checked)."""
 
     def __init__(self, results_dir: Path, sweep: str, retries: int, stale_after: float = DEFAULT_STALE_AFTER) -> None:
         self.results_dir, self.sweep, self.retries = Path(results_dir), sweep, retries
@@ -95,11 +90,24 @@ class ProgressReader:
             self._final[run_id] = status
         return status
 
+    def damage(self, run_id: str) -> str | None:
+        """'path (what is wrong)' of the run's first damaged shard, path relative to the store; None if none."""
+        if run_id in self._final:
+            return None  # checked when its result was first read
+        problems = run_problems(self.results_dir, run_id)
+        return next((f"{os.path.relpath(path, os.path.abspath(self.results_dir))} ({problem})"
+                     for path, problem in problems.items()), None)
+
     def read(self) -> SweepProgress:
         if len(self.cells) < self.total:
             self.cells, self.total = stored_cells(self.results_dir, self.sweep)
         progress = SweepProgress(self.total)
         for cell in self.cells:
+            damage = self.damage(cell.run_id)
+            if damage is not None:
+                progress.damaged.append((cell, damage))
+                progress.unfinished.append(cell)
+                continue
             status = self.final_status(cell.run_id)
             if status is None:
                 progress.unfinished.append(cell)
@@ -153,11 +161,15 @@ def render(sweep: str, progress: SweepProgress, elapsed: float | None = None, et
         timing += f" · elapsed {_duration(elapsed)}"
     if eta is not None:
         timing += f" · ETA {_duration(eta)}"
+    damaged = f" · {len(progress.damaged)} damaged" if progress.damaged else ""
     lines = [
         f"sweep {sweep}: {progress.done}/{progress.total} done ({progress.completed} completed, {progress.diverged} "
-        f"diverged, {progress.failed} failed) · {len(progress.running)} running · {progress.left} left{timing}"
+        f"diverged, {progress.failed} failed) · {len(progress.running)} running{damaged} · {progress.left} left"
+        f"{timing}"
     ]
     for cell, claim in sorted(progress.running, key=lambda item: item[1].worker):
         step = f"step {claim.step}/{claim.steps}" if claim.step is not None else "starting"
         lines.append(f"  {claim.worker or claim.host}: cell {cell.index} {cell.label}  {step}")
+    lines += [f"  damaged: cell {cell.index} {cell.label} ({cell.run_id}): {where}; `harness db check --repair` moves "
+              "the run aside, and the next `harness sweep` trains it again" for cell, where in progress.damaged]
     return lines

@@ -45,11 +45,19 @@ def run_checkpoint(results_dir: Path, run_id: str) -> Path | None:
 
 def load_checkpoint(path: Path) -> dict:
     """A checkpoint's contents, on CPU; ConfigError (nothing unpickled) if it holds more than tensors and
-    plain data."""
+    plain data, StoreDamage (a ConfigError) naming it if it is damaged: its members are read back against their
+    CRC-32 first, since torch.load checks none and loads garbled tensors as they are."""
     import pickle
 
     import torch  # here, so the CLI can check a run's checkpoints before paying for torch
 
+    from db.errors import StoreDamage
+    from db.validate import checkpoint_problem
+
+    problem = checkpoint_problem(path)
+    if problem:
+        raise StoreDamage(f"checkpoint {path} is damaged ({problem}): `harness db check --repair` moves it aside.",
+                          (str(path),))
     try:
         return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
     except pickle.UnpicklingError:

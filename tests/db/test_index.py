@@ -45,8 +45,11 @@ def test_a_changed_shard_is_read_from_disk_not_from_the_stale_index(results, wri
     write_run(results, "donor", sweep="new")
     manifest = results / "runs" / "r1" / "manifest" / "s0000.parquet"
     manifest.write_bytes((results / "runs" / "donor" / "manifest" / "s0000.parquet").read_bytes())
-    rows = db.connect(results).execute("SELECT run_id, sweep FROM _manifests ORDER BY ALL").fetchall()
-    assert rows == [("donor", "new"), ("donor", "new")]  # r1's path now holds donor's row; the old row is gone
+    with pytest.warns(db.CorruptShardWarning, match="holds run 'donor' segment 0, not 'r1' 0"):
+        con = db.connect(results)
+    # r1's path now holds donor's row: checked afresh (the index's old row is not used), and named as damaged
+    assert con.execute("SELECT run_id, sweep FROM _manifests ORDER BY ALL").fetchall() == [("donor", "new")]
+    assert con.execute("SELECT path, run_id FROM store_damage").fetchall() == [("runs/r1/manifest/s0000.parquet", "r1")]
 
 
 def test_a_run_deleted_after_the_index_disappears(results, write_run):
