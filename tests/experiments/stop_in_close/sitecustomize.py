@@ -14,7 +14,7 @@ if MARKER:
     _close = db.writer.RunWriter.close
 
     def close(self, status="completed", **kwargs):
-        if status == "completed" and self.claim is not None:
+        if status == "completed":
             try:
                 fd = os.open(MARKER, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
             except FileExistsError:
