@@ -22,7 +22,7 @@ def stored_plan(path, results):
 
 def finish(results, retries=0):
     workers = LocalWorkers(results, "t", ["cpu"], retries=retries, stale_after=60.0, heartbeat_every=2.0)
-    return LocalSweep(workers, progress=False, report=None)._finish(trained=False)
+    return LocalSweep(workers, progress=False, report=None)._finish()
 
 
 def close(results, run_id, status, claim, resume=False):
