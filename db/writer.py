@@ -86,8 +86,11 @@ def _manifest_table(run_id: str, segment: int, start_step: int, identity: Mappin
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
-def _fence(path: Path, run_id: str, claim: int) -> None:
-    """Fence out the run's earlier claim generations before a segment opens under `claim` (db/outcomes.py)."""
+def _fence(path: Path, run_id: str, claim: int | None) -> None:
+    """Fence out the run's earlier claim generations before a segment opens under `claim` (db/outcomes.py); refused
+    when an earlier generation recorded the run's result, or `claim` was fenced out or has closed a segment."""
+    if claim is None:  # a writer outside the claim protocol
+        return
     result = fence_earlier(path, claim)
     if result is not None:
         raise SupersededError(f"run {run_id!r} has a result ({result}) from an earlier claim: claim {claim} opens no segment.")
@@ -145,9 +148,7 @@ class RunWriter:
         segments at steps ≥ it are hidden by the views, so a crashed run restarted from its checkpoint
         shows each step once. The identity (sweep, arm, seed, config, params, flops) shown in `runs` is
         the first segment's. `claim` is the claim generation a sweep worker writes under (docs/internals.md,
-        "Fencing"): a segment opened after one with a higher generation is ignored by every reader, opening
-        fences out every earlier generation (`db/outcomes.py`), and `SupersededError` refuses the open when an
-        earlier generation recorded the run's result or this one was fenced out or has closed a segment already.
+        "Fencing"): opening fences out every earlier generation, or raises `SupersededError` (`_fence`).
         """
         check_run_id(run_id)
         if resume and resume_from_step is None:
@@ -168,8 +169,7 @@ class RunWriter:
         segments = _existing_segments(path)
         if segments and not resume:
             raise DbError(f"run {run_id!r} already exists in {results_dir}; pass resume=True to continue it, or pick a new run_id.")
-        if claim is not None:
-            _fence(path, run_id, claim)
+        _fence(path, run_id, claim)
         segment = segments[-1] + 1 if segments else 0
         manifest = _manifest_table(run_id, segment, start_step, identity, config or {}, claim)
         publish_exclusive(path / "manifest" / segment_shard_name(segment), manifest, "manifest")
