@@ -14,8 +14,8 @@ import subprocess
 import sys
 import time
 
+from db.errors import DbError
 from experiments.backends.local_workers import LocalWorkers
-from experiments.workers.claims import BeatWatcher
 from experiments.workers.closing import close_sweep, closing_error
 from experiments.workers.live_report import LiveReport
 from experiments.workers.progress import EXIT_CELLS_LEFT, ProgressReader, exit_code, left_lines, render
@@ -146,16 +146,20 @@ class LocalSweep:
         compacted, so later queries read a few merged shards, not thousands; the report's last page): a sweep
         closed before is left as it is, one whose closing was killed is closed now, and while another launcher
         closes it this one waits. Returns why the report's last page could not be written, or None."""
-        watcher, waited = BeatWatcher(self.stale_after), False
-        closer = f"local-{socket.gethostname()}-{os.getpid()}"
-        while (outcome := close_sweep(self.results_dir, self.sweep, retries=self.retries, stale_after=self.stale_after,
-                                      report=None, closer=closer, live=self.report, watcher=watcher)) == "busy":
-            if not waited:
-                print(f"sweep {self.sweep}: another launcher is closing it (compaction, the report's last page); "
-                      "waiting for it", file=sys.stderr, flush=True)
-                self.report.hold()  # our report process reads nothing while the other compacts
-                waited = True
-            time.sleep(CLOSE_POLL)
+        waited, closer = False, f"local-{socket.gethostname()}-{os.getpid()}"
+        try:
+            while (outcome := close_sweep(self.results_dir, self.sweep, retries=self.retries, report=None,
+                                          stale_after=self.stale_after, closer=closer, live=self.report)) == "busy":
+                if not waited:
+                    print(f"sweep {self.sweep}: another launcher is closing it (compaction, the report's last page); "
+                          "waiting for it", file=sys.stderr, flush=True)
+                    self.report.hold()  # our report process reads nothing while the other compacts
+                    waited = True
+                time.sleep(CLOSE_POLL)
+        except (DbError, OSError) as error:  # housekeeping failed (a filesystem without locks): the cells stand
+            print(f"sweep {self.sweep}: the store could not be compacted ({error}); the next run of this command "
+                  "closes it", file=sys.stderr)
+            outcome = "failed"
         if outcome == "closed":
             return self.report.error
         self.report.abandon()  # the closer drew the last page
