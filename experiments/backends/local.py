@@ -140,7 +140,6 @@ class LocalSweep:
                   f"log under {self.logs}/", file=sys.stderr)
         return exit_code(progress)
 
-
     def _close(self) -> str | None:
         """Close the finished sweep once, claimed as every backend does (experiments.workers.closing: the store
         compacted, so later queries read a few merged shards, not thousands; the report's last page): a sweep
