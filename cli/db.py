@@ -48,7 +48,8 @@ def register(subparsers) -> None:
     _add_results(export)
     export.set_defaults(handler=_guarded(_export))
 
-    compact = commands.add_parser("compact", help="merge each finished run segment's shards into one file per table")
+    compact = commands.add_parser("compact", help="merge each finished run segment's shards into one file per table "
+                                  "(one compaction at a time: a second one waits for the first)")
     _add_results(compact)
     compact.set_defaults(handler=_guarded(_compact))
 
@@ -145,10 +146,18 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _compact(args: argparse.Namespace) -> int:
+    """Compact the store; a compaction already running (a sweep closing, another `harness db compact`) is waited
+    for, with one line saying so, then this one finishes whatever is left: exit 0 either way."""
     import db
     from db.compact import compact
 
-    merged = compact(db.resolve_results_dir(args.results))
+    results = db.resolve_results_dir(args.results)
+
+    def waiting(holder: str) -> None:
+        print(f"harness db compact: another compaction of {results} is running ({holder}); waiting for it to finish",
+              file=sys.stderr, flush=True)
+
+    merged = compact(results, on_wait=waiting)
     print(f"compacted {merged} run segment{'s' if merged != 1 else ''}")
     return 0
 

@@ -23,6 +23,7 @@ import pyarrow as pa
 from db.buffer import EventBuffer, LayerBuffer, ScalarBuffer
 from db.errors import DbError
 from db.flatten import flatten_config
+from db.outcomes import SupersededError, fence_earlier, publish_outcome, why_refused
 from db.paths import check_run_id, data_shard_name, is_shard_name, parse_segment, run_dir, segment_shard_name
 from db.schema import CONFIG_PREFIX, MANIFEST_SCHEMA, STATUS_SCHEMA, ensure_version_file
 from db.shard_io import publish, publish_exclusive
@@ -85,6 +86,19 @@ def _manifest_table(run_id: str, segment: int, start_step: int, identity: Mappin
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
+def _fence(path: Path, run_id: str, claim: int | None) -> None:
+    """Fence out the run's earlier claim generations before a segment opens under `claim` (db/outcomes.py); refused
+    when an earlier generation recorded the run's result, or `claim` was fenced out or has closed a segment."""
+    if claim is None:  # a writer outside the claim protocol
+        return
+    result = fence_earlier(path, claim)
+    if result is not None:
+        raise SupersededError(f"run {run_id!r} has a result ({result}) from an earlier claim: claim {claim} opens no segment.")
+    reason = why_refused(path, claim)
+    if reason is not None:
+        raise SupersededError(f"run {run_id!r}: claim {claim} opens no segment: {reason}.")
+
+
 class RunWriter:
     """Appends one run's metrics, per-layer metrics and events to the results store. Use `RunWriter.open`.
 
@@ -92,10 +106,12 @@ class RunWriter:
     (with the error in `summary`) when an exception escapes.
     """
 
-    def __init__(self, path: Path, run_id: str, segment: int, flush_rows: int, flush_seconds: float):
+    def __init__(self, path: Path, run_id: str, segment: int, flush_rows: int, flush_seconds: float,
+                 claim: int | None = None):
         self.path = path
         self.run_id = run_id
         self.segment = segment
+        self.claim = claim
         self.flush_rows = flush_rows
         self.flush_seconds = flush_seconds
         self._metrics = ScalarBuffer(run_id, segment)
@@ -132,7 +148,7 @@ class RunWriter:
         segments at steps ≥ it are hidden by the views, so a crashed run restarted from its checkpoint
         shows each step once. The identity (sweep, arm, seed, config, params, flops) shown in `runs` is
         the first segment's. `claim` is the claim generation a sweep worker writes under (docs/internals.md,
-        "Fencing"): a segment opened after one with a higher generation is ignored by every reader.
+        "Fencing"): opening fences out every earlier generation, or raises `SupersededError` (`_fence`).
         """
         check_run_id(run_id)
         if resume and resume_from_step is None:
@@ -153,10 +169,11 @@ class RunWriter:
         segments = _existing_segments(path)
         if segments and not resume:
             raise DbError(f"run {run_id!r} already exists in {results_dir}; pass resume=True to continue it, or pick a new run_id.")
+        _fence(path, run_id, claim)
         segment = segments[-1] + 1 if segments else 0
         manifest = _manifest_table(run_id, segment, start_step, identity, config or {}, claim)
         publish_exclusive(path / "manifest" / segment_shard_name(segment), manifest, "manifest")
-        return cls(path, run_id, segment, flush_rows, flush_seconds)
+        return cls(path, run_id, segment, flush_rows, flush_seconds, claim)
 
     @property
     def pending_rows(self) -> int:
@@ -222,7 +239,8 @@ class RunWriter:
 
     def close(self, status: str = "completed", *, diverged_at_step: int | None = None, summary: Mapping[str, Any] | None = None) -> None:
         """Flush and record how the segment ended: `completed`, `diverged` (results), `failed` (raised; to retry) or
-        `interrupted` (stopped on request after a checkpoint; to resume)."""
+        `interrupted` (stopped on request after a checkpoint; to resume). A writer under a claim generation that
+        was fenced out meanwhile records nothing (not even its last rows) and raises `SupersededError`."""
         self._check_open()
         if status not in STATUSES:
             raise DbError(f"status={status!r} is invalid; valid options: {', '.join(map(repr, STATUSES))}.")
@@ -230,13 +248,24 @@ class RunWriter:
             if status != "diverged":
                 raise DbError(f"diverged_at_step={diverged_at_step!r} is only valid with status='diverged', not {status!r}.")
             diverged_at_step = _check_step(diverged_at_step)
+        if self.claim is not None and (reason := why_refused(self.path, self.claim)) is not None:
+            self.closed = True
+            raise SupersededError(f"run {self.run_id!r} segment {self.segment}: status {status!r} not recorded: {reason}")
         self.flush()
         row = {
             "run_id": [self.run_id], "segment": [self.segment], "status": [status], "finished_at": [_now()],
             "diverged_at_step": [diverged_at_step],
             "summary": [None if summary is None else json.dumps(dict(summary), sort_keys=True, default=str)],
         }
-        publish_exclusive(self.path / "status" / segment_shard_name(self.segment), pa.table(row, schema=STATUS_SCHEMA), "status")
+        table = pa.table(row, schema=STATUS_SCHEMA)
+        if self.claim is None:
+            publish_exclusive(self.path / "status" / segment_shard_name(self.segment), table, "status")
+        else:
+            try:
+                publish_outcome(self.path, self.claim, self.segment, table)
+            except SupersededError:
+                self.closed = True  # fenced out between the look above and the publication: just as final
+                raise
         self.closed = True
 
     def __enter__(self) -> "RunWriter":

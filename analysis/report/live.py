@@ -172,7 +172,10 @@ def main(argv: list[str] | None = None) -> int:
     import analysis.summary  # noqa: F401
 
     serve(args.results, args.sweep, answers=answers)
-    answers.flush()
+    try:
+        answers.flush()
+    except OSError:  # the runner is gone (killed): nobody reads the answers, and that is no error of ours
+        pass
     sys.stderr.flush()
     os._exit(0)  # no interpreter teardown (pandas, scipy, matplotlib: 0.2-0.4 s) on the sweep's closing path
 

@@ -6,18 +6,22 @@ checkpoints its cell)."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
 
-import db
+from db.errors import DbError
 from experiments.backends.local_workers import LocalWorkers
+from experiments.workers.closing import close_sweep, closing_error
 from experiments.workers.live_report import LiveReport
 from experiments.workers.progress import EXIT_CELLS_LEFT, ProgressReader, exit_code, left_lines, render
 
 REFRESH_EVERY = 0.5
+CLOSE_POLL = 0.5  # seconds between looks at a closing another launcher is doing
 EXIT_POLL = 0.05  # a worker's exit is noticed this soon (a waitpid each time: nothing to read)
 MAX_RESPAWNS = 3  # per worker slot: a worker that keeps dying is a bug to read in its log, not to retry forever
 
@@ -71,7 +75,7 @@ class LocalSweep:
         done_at_start = self.reader.read().done
         if done_at_start == self.reader.total:
             self.workers.cancel()  # nothing to train: standby workers stop importing
-            return self._finish(trained=False)
+            return self._finish()
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             self.processes = [self.workers.start(i) for i in range(len(self.processes))]
@@ -110,9 +114,9 @@ class LocalSweep:
                       file=sys.stderr)
                 self.processes[i] = self.workers.start(i)
 
-    def _finish(self, trained: bool = True) -> int:
-        """Print the outcome; compact the store and write the final report unless nothing changed. The outcome
-        and the exit code come from one fresh read of the store, nothing remembered from the run."""
+    def _finish(self) -> int:
+        """Print the outcome; close the finished sweep (`_close`). The outcome and the exit code come from one
+        fresh read of the store, nothing remembered from the run."""
         progress = ProgressReader(self.results_dir, self.sweep, self.retries, self.stale_after).read()
         self.display.show(render(self.sweep, progress))
         if self.stop_signal is not None:
@@ -128,18 +132,37 @@ class LocalSweep:
             print("\n".join(left_lines(progress)), file=sys.stderr)
             self.report.close()
             return exit_code(progress)
-        if trained or not (db.sweep_dir(self.results_dir, self.sweep) / "report.html").exists():
-            from db.compact import compact  # DuckDB: imported only here, off the path to the first step
-
-            self.report.hold()  # nothing reads the store while it is compacted
-            compact(self.results_dir)  # later queries of a finished sweep read a few merged shards, not thousands
-            self.report.close()
-        if self.report.error:
-            print(f"sweep {self.sweep}: the report could not be written: {self.report.error}", file=sys.stderr)
+        error = self._close()
+        if error:
+            print(f"sweep {self.sweep}: the report could not be written: {error}", file=sys.stderr)
         for cell in progress.failed_cells:
             print(f"  failed: cell {cell.index} {cell.label} ({cell.run_id}); traceback in the runs view's summary, "
                   f"log under {self.logs}/", file=sys.stderr)
         return exit_code(progress)
+
+    def _close(self) -> str | None:
+        """Close the finished sweep once, claimed as every backend does (experiments.workers.closing: the store
+        compacted, so later queries read a few merged shards, not thousands; the report's last page): a sweep
+        closed before is left as it is, one whose closing was killed is closed now, and while another launcher
+        closes it this one waits. Returns why the report's last page could not be written, or None."""
+        waited, closer = False, f"local-{socket.gethostname()}-{os.getpid()}"
+        try:
+            while (outcome := close_sweep(self.results_dir, self.sweep, retries=self.retries, report=None,
+                                          stale_after=self.stale_after, closer=closer, live=self.report)) == "busy":
+                if not waited:
+                    print(f"sweep {self.sweep}: another launcher is closing it (compaction, the report's last page); "
+                          "waiting for it", file=sys.stderr, flush=True)
+                    self.report.hold()  # our report process reads nothing while the other compacts
+                    waited = True
+                time.sleep(CLOSE_POLL)
+        except (DbError, OSError) as error:  # housekeeping failed (a filesystem without locks): the cells stand
+            print(f"sweep {self.sweep}: the store could not be compacted ({error}); the next run of this command "
+                  "closes it", file=sys.stderr)
+            outcome = "failed"
+        if outcome == "closed":
+            return self.report.error
+        self.report.abandon()  # the closer drew the last page
+        return closing_error(self.results_dir, self.sweep) if waited else None
 
 
 def _wait_any(processes: list[subprocess.Popen], timeout: float) -> None:

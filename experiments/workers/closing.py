@@ -14,12 +14,17 @@ import hashlib
 import json
 import os
 import socket
+import sys
 from pathlib import Path
 
 import db
 from experiments.workers.claims import HEARTBEAT_EVERY, BeatWatcher, Heartbeat, try_claim
 from experiments.workers.live_report import LiveReport
 from experiments.workers.progress import ProgressReader
+
+
+# One watcher per sweep this process closes, kept between its looks: a new one would see a stopped beat as fresh.
+_watchers: dict[tuple[str, str], BeatWatcher] = {}
 
 
 def _marker(results_dir: Path, sweep: str) -> Path:
@@ -42,8 +47,10 @@ def closed(results_dir: Path, sweep: str, digest: str) -> bool:
 def close_sweep(results_dir: Path, sweep: str, *, retries: int, stale_after: float, report: list[str] | None,
                 closer: str, live: LiveReport | None = None) -> str:
     """Close the sweep if every cell is finished: 'closed' (done here), 'already' (closed before), 'busy'
-    (another closer is at it), 'unfinished'. `report`: the report process's command (None: no report);
-    `live`: one already running (its last page is drawn after the compaction)."""
+    (another closer is at it: ask again later; a closer on another host that died is taken over once its
+    beat has not changed for `stale_after` between this process's looks), 'unfinished'. `report`: the report
+    process's command (None: no report); `live`: one already running (its last page is drawn after the
+    compaction)."""
     results_dir = Path(results_dir)
     reader = ProgressReader(results_dir, sweep, retries, stale_after)
     if reader.read().done < reader.total:
@@ -51,7 +58,8 @@ def close_sweep(results_dir: Path, sweep: str, *, retries: int, stale_after: flo
     digest = cells_digest(reader)
     if closed(results_dir, sweep, digest):
         return "already"
-    claim = try_claim(results_dir, f"sweep-close.{sweep}", worker=closer, sweep=sweep, watcher=BeatWatcher(stale_after))
+    watcher = _watchers.setdefault((str(results_dir), sweep), BeatWatcher(stale_after))
+    claim = try_claim(results_dir, f"sweep-close.{sweep}", worker=closer, sweep=sweep, watcher=watcher)
     if claim is None:
         return "busy"
     with Heartbeat(claim, HEARTBEAT_EVERY, 0):
@@ -62,7 +70,8 @@ def close_sweep(results_dir: Path, sweep: str, *, retries: int, stale_after: flo
         live.hold()  # nothing reads the store while it is compacted
         from db.compact import compact
 
-        compact(results_dir)
+        compact(results_dir, on_wait=lambda holder: print(f"sweep {sweep}: waiting for another compaction of the "
+                                                          f"store ({holder})", file=sys.stderr, flush=True))
         live.close()
         marker = _marker(results_dir, sweep)
         marker.parent.mkdir(parents=True, exist_ok=True)

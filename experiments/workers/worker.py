@@ -26,6 +26,7 @@ import traceback
 from pathlib import Path
 
 import db
+from db.outcomes import SupersededError, fence_earlier_claims
 from experiments.plan.cell import Cell
 from experiments.workers.claims import HEARTBEAT_EVERY, BeatWatcher, Claim, Heartbeat, check_stale_after, try_claim
 from experiments.search.trials import RETRY_OF, cell_number
@@ -124,7 +125,12 @@ class Worker:
         return self._prepared[key]
 
     def _claim(self, cell: Cell) -> Claim | None:
-        return try_claim(self.results_dir, cell.run_id, worker=self.name, sweep=self.sweep, watcher=self.watcher)
+        """Claim the cell; a claim taken over fences the earlier generations in the store at once, so a stalled
+        holder's status is refused from now on (db/outcomes.py), not only once this worker opens its segment."""
+        claim = try_claim(self.results_dir, cell.run_id, worker=self.name, sweep=self.sweep, watcher=self.watcher)
+        if claim is not None and claim.generation > 0:
+            fence_earlier_claims(self.results_dir, cell.run_id, claim.generation)
+        return claim
 
     def _train(self, cell: Cell, claim: Claim, callbacks=(), also=None):
         """Train the claimed cell; returns the outcome, None when it raised (stored as a failed segment), or
@@ -187,11 +193,11 @@ class Worker:
         start = checkpoint_step(ckpt) + 1 if ckpt is not None else 0
         try:
             fence.check("record a failure")
-        except FenceLost as lost:
+            writer = db.RunWriter.open(self.results_dir, cell.run_id, sweep=self.sweep, arm=cell.arm, seed=cell.seed,
+                                       resume=True, resume_from_step=start, claim=fence.generation)
+            writer.close("failed", summary={"error": f"{type(error).__name__}: {error}", "traceback": text})
+        except (FenceLost, SupersededError) as lost:
             return self._lost(cell, lost)
-        writer = db.RunWriter.open(self.results_dir, cell.run_id, sweep=self.sweep, arm=cell.arm, seed=cell.seed,
-                                   resume=True, resume_from_step=start, claim=fence.generation)
-        writer.close("failed", summary={"error": f"{type(error).__name__}: {error}", "traceback": text})
         return None
 
     def run(self, helper_args: list[str] = ()) -> int:

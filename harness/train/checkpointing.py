@@ -16,7 +16,7 @@ from lightning.pytorch import Callback
 
 from db.segments import RESULTS  # the statuses that end a run: it never resumes after one
 
-from harness.train.checkpoints import LAST, checkpoint_dir, run_checkpoint
+from harness.train.checkpoints import LAST, checkpoint_dir, run_checkpoint, standing_after_takeover
 from harness.train.fencing import UNFENCED, Fence, FenceLost
 
 CLAIM_KEY = "harness_claim"  # the claim generation a checkpoint was written under (None outside sweeps)
@@ -28,6 +28,14 @@ def point_last_at(ckpt_dir: Path, name: str) -> None:
     tmp.unlink(missing_ok=True)
     os.symlink(name, tmp)
     os.replace(tmp, ckpt_dir / LAST)
+
+
+def _link_target(link: Path) -> str | None:
+    """The name `link` points at, or None when there is no link."""
+    try:
+        return os.readlink(link)
+    except OSError:
+        return None
 
 
 class RunCheckpoints(Callback):
@@ -59,19 +67,32 @@ class RunCheckpoints(Callback):
             self.latest, self._saved_step = name, step
             return name
         self.fence.check(f"point {LAST} at {name}")
+        replaced = _link_target(self.ckpt_dir / LAST)
         point_last_at(self.ckpt_dir, name)
         try:
             self.fence.check(f"keep {LAST} at {name}")
         except FenceLost:
-            # Paused between the check and the rename, we may have re-pointed a finished run's `last`: put it
-            # back at the result's checkpoint (the result's writer also re-points it after it closes).
-            self.point_last_at_result()
+            # Paused between the check and the rename, we may have pointed `last` at this lost generation's file:
+            # give it back to the run (the result's writer also re-points it after it closes).
+            self.give_last_back(replaced)
             raise
         previous, self.latest, self._saved_step = self.latest, name, step
         if previous is not None and previous != name and self.keep != "all":
             self.fence.check(f"remove {previous}")
             (self.ckpt_dir / previous).unlink(missing_ok=True)
         return name
+
+    def give_last_back(self, replaced: str | None, tries: int = 3) -> None:
+        """Point `last.ckpt` where it stands for the run after this writer's claim was taken over
+        (`standing_after_takeover`), trying again should the live holder remove that file meanwhile."""
+        for _ in range(tries):
+            target = standing_after_takeover(self.results_dir, self.run_id, self.fence.generation, replaced)
+            if target is None:
+                (self.ckpt_dir / LAST).unlink(missing_ok=True)
+                return
+            point_last_at(self.ckpt_dir, target)
+            if (self.ckpt_dir / target).exists():
+                return
 
     def point_last_at_result(self) -> None:
         """Point `last.ckpt` at the checkpoint the run's result names, if it has one."""

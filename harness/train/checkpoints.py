@@ -11,6 +11,8 @@ hold only tensors and plain Python data, so nothing needs allow-listing.
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 from harness.config.base import ConfigError
@@ -41,6 +43,31 @@ def run_checkpoint(results_dir: Path, run_id: str) -> Path | None:
     if named is not None and (checkpoint_dir(results_dir, run_id) / named).exists():
         return checkpoint_dir(results_dir, run_id) / named
     return last_checkpoint(results_dir, run_id)
+
+
+def checkpoint_generation(name: str) -> tuple[int, int] | None:
+    """(claim generation, step) of a sweep worker's checkpoint name `step<N>-g<generation>.ckpt`, else None."""
+    match = re.fullmatch(r"step(\d+)-g(\d+)\.ckpt", name)
+    return (int(match[2]), int(match[1])) if match else None
+
+
+def standing_after_takeover(results_dir: Path, run_id: str, generation: int, replaced: str | None) -> str | None:
+    """The checkpoint `last.ckpt` must name once claim `generation` was taken over (its writer may have re-pointed
+    it after losing the claim): the result's checkpoint when the run has a result; else the newest checkpoint of
+    a later generation (the live holder's); else `replaced`, what that re-point replaced (the file the live holder
+    resumed from, or an older one of the run's line, from which a resume only retrains steps). None when that
+    file is gone too: `last.ckpt` then names nothing, and a resume starts at step 0."""
+    import db
+
+    folder = checkpoint_dir(results_dir, run_id)
+    summary = db.result_summary(results_dir, run_id)
+    if summary is not None:
+        candidates = [summary.get("checkpoint")]
+    else:
+        later = sorted((key, name) for name in os.listdir(folder)
+                       if (key := checkpoint_generation(name)) is not None and key[0] > generation)
+        candidates = [later[-1][1] if later else None, replaced]
+    return next((name for name in candidates if name is not None and (folder / name).exists()), None)
 
 
 def load_checkpoint(path: Path) -> dict:

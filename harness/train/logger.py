@@ -20,6 +20,7 @@ from lightning.pytorch.loggers.logger import rank_zero_experiment
 from lightning.pytorch.utilities import rank_zero_only
 
 from db import RunWriter
+from db.outcomes import SupersededError
 from harness.train.fencing import UNFENCED, Fence, FenceLost
 
 
@@ -75,11 +76,14 @@ class ResultsLogger(Logger):
         a multi-device run Lightning's dummy, so the run has one writer."""
         if self._writer is None:
             self.fence.check("open a segment")
-            self._writer = RunWriter.open(
-                self.results_dir, self.run_id, config=self.config, **self._identity,
-                resume=self.resume_from_step is not None, resume_from_step=self.resume_from_step,
-                claim=self.fence.generation,
-            )
+            try:
+                self._writer = RunWriter.open(
+                    self.results_dir, self.run_id, config=self.config, **self._identity,
+                    resume=self.resume_from_step is not None, resume_from_step=self.resume_from_step,
+                    claim=self.fence.generation,
+                )
+            except SupersededError as refused:  # taken over between the check and the open: the store said no
+                raise FenceLost(f"not writing (open a segment): {refused}") from None
         return self._writer
 
     @rank_zero_only
@@ -124,6 +128,13 @@ class ResultsLogger(Logger):
         if isinstance(error, FenceLost):  # someone else holds the cell now: this segment stays as it is
             self.fence_lost = error
             return
+        try:
+            self._close(status, error)
+        except SupersededError as refused:  # taken over between the check and the close: the store said no
+            self.fence_lost = FenceLost(f"not writing (close the segment): {refused}")
+
+    def _close(self, status: str, error: BaseException | None) -> None:
+        """Close the writer with the status the run ended in (see `finalize`)."""
         if self.checkpoint is not None:
             self.summary = {**self.summary, "checkpoint": self.checkpoint}
         if self.diverged_at_step is not None:

@@ -172,3 +172,24 @@ def test_output_cut_short_by_a_closed_pipe_is_not_an_error(results):
         shell=True, capture_output=True, text=True,
     )
     assert done.stdout == '"range"\n' and done.stderr == ""
+
+
+def test_concurrent_compactions_all_finish_with_exit_0_and_lose_no_row(tmp_path):
+    """Four `harness db compact` of one store at once (a sweep closing and a user, say): one compacts, the others
+    wait for it and find nothing left; no traceback, exit 0 each, every row once."""
+    results = tmp_path / "results"
+    for run in range(12):
+        writer = db.RunWriter.open(results, f"r{run}", flush_rows=5)
+        for step in range(200):
+            writer.log_metrics(step, {"train_loss": float(step)})
+        writer.close()
+    rows = "SELECT run_id, count(*), count(DISTINCT step) FROM metrics GROUP BY run_id ORDER BY run_id"
+    before = db.connect(results).sql(rows).fetchall()
+    runs = [subprocess.Popen([sys.executable, "-m", "cli.main", "db", "compact", "--results", str(results)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    outputs = [run.communicate(timeout=120) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0, 0, 0], outputs
+    assert sorted(out.strip() for out, _ in outputs) == ["compacted 0 run segments"] * 3 + ["compacted 12 run segments"]
+    for _, err in outputs:
+        assert err == "" or (err.count("\n") == 1 and "another compaction of" in err and "waiting for it" in err), err
+    assert db.connect(results).sql(rows).fetchall() == before == [(f"r{run}", 200, 200) for run in sorted(range(12), key=str)]

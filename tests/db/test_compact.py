@@ -1,11 +1,16 @@
 import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
 import time
 
 import pyarrow.parquet as pq
 import pytest
 
 import db
-from db.compact import compact
+from db.compact import compact, compaction_lock
 
 ALL_ROWS = "SELECT run_id, step, name, value FROM metrics ORDER BY ALL"
 
@@ -87,3 +92,35 @@ def test_a_truncated_shard_leaves_its_segment_uncompacted_and_is_kept(results):
         compact(results)
     assert _files(results, "done") == files and shard.exists()
     assert len(_files(results, "done", "layer_metrics")) > 1  # its segment's other tables wait with it
+
+
+HOLD_THE_LOCK = """
+import sys, time
+from db.compact import compaction_lock
+with compaction_lock(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_a_compaction_waits_for_the_one_running_and_not_for_a_killed_one(results):
+    """One compaction at a time: a second waits (told who holds the lock) and merges nothing meanwhile; the lock
+    dies with its holder, so a compaction killed midway blocks nobody."""
+    _run_with_many_shards(results, "done")
+    files = _files(results, "done")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_LOCK, str(results)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        told, merged = [], []
+        second = threading.Thread(target=lambda: merged.append(compact(results, on_wait=told.append)))
+        second.start()
+        deadline = time.monotonic() + 60
+        while not told and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert told == [f"pid {holder.pid} on {socket.gethostname()}"]
+        assert second.is_alive() and _files(results, "done") == files
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    second.join(timeout=60)
+    assert merged == [1] and len(_files(results, "done")) == 1

@@ -2,7 +2,10 @@
 3 (naming them) when cells are left, 1 when some failed past their retries; a late segment of a fenced-out
 writer does not make a finished cell look left."""
 
+import pytest
+
 import db
+from db.outcomes import SupersededError
 
 from experiments import expand
 from experiments.declare.load import load_ablation
@@ -19,7 +22,7 @@ def stored_plan(path, results):
 
 def finish(results, retries=0):
     workers = LocalWorkers(results, "t", ["cpu"], retries=retries, stale_after=60.0, heartbeat_every=2.0)
-    return LocalSweep(workers, progress=False, report=None)._finish(trained=False)
+    return LocalSweep(workers, progress=False, report=None)._finish()
 
 
 def close(results, run_id, status, claim, resume=False):
@@ -31,7 +34,8 @@ def test_the_exit_code_and_the_cells_left_come_from_the_store(tmp_path, ablation
     cells = stored_plan(ablation_file(seeds=2), results)
     assert len(cells) == 4
     close(results, cells[0].run_id, "completed", claim=1)
-    close(results, cells[0].run_id, "interrupted", claim=0, resume=True)  # a stalled writer woke late: ignored
+    with pytest.raises(SupersededError):  # a stalled writer woke late: refused
+        close(results, cells[0].run_id, "interrupted", claim=0, resume=True)
     close(results, cells[1].run_id, "completed", claim=0)
     assert finish(results) == 3
     err = capsys.readouterr().err

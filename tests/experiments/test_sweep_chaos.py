@@ -1,44 +1,50 @@
-"""Chaos: two rounds of a 12-cell sweep whose workers are paused, woken and killed at random moments (seeded).
-After each round no cell has two results, the exit code agrees with the store, and the same command then
-finishes every cell left, so none is lost."""
+"""Chaos: rounds of a 12-cell sweep whose workers are paused, woken and killed at random moments (seeded), whose
+launcher is killed while it closes the finished sweep, and which two launchers run at once. After every launch
+no cell has two results, no output holds a traceback, the exit code agrees with the store, and the same
+command then finishes every cell left and the closing left undone, so none is lost."""
 
 import os
 import random
 import signal
+import subprocess
+import sys
 import time
 
-import db
+import pytest
 
-from .conftest import start_sweep
+import db
+from db.compact import compact
+
+from .conftest import processes_mentioning, start_sweep, wait_for
 from .stalls import FAST, raw_results, resume
 from .test_sweep_runs import cell_ids
 
-ROUNDS = 2
 CHAOS_SECONDS = 15.0
+CLOSE_CLAIMS = "claims/sweep-close.t"
 
 
-def workers_of(process) -> list[int]:
-    """The sweep's worker processes (its children), from /proc."""
-    pids = []
+def workers_of(*launchers) -> list[int]:
+    """The sweeps' worker processes (the launchers' children), from /proc."""
+    parents, pids = {launcher.pid for launcher in launchers}, []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat") as stat:
-                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == process.pid:
+                    if int(stat.read().rsplit(")", 1)[1].split()[1]) in parents:
                         pids.append(int(entry))
             except (OSError, IndexError, ValueError):
                 pass
     return pids
 
 
-def chaos(sweep, rng) -> list[str]:
-    """Random SIGSTOP / SIGCONT / SIGKILL of workers until the sweep ends or CHAOS_SECONDS pass; every paused
+def chaos(launchers, rng) -> list[str]:
+    """Random SIGSTOP / SIGCONT / SIGKILL of workers until the launches end or CHAOS_SECONDS pass; every paused
     worker is woken at the end. Returns what was done."""
     done, paused = [], set()
     deadline = time.monotonic() + CHAOS_SECONDS
-    while sweep.poll() is None and time.monotonic() < deadline:
+    while any(launcher.poll() is None for launcher in launchers) and time.monotonic() < deadline:
         time.sleep(rng.uniform(0.2, 2.0))
-        pids = workers_of(sweep)
+        pids = workers_of(*launchers)
         if not pids:
             continue
         pid, action = rng.choice(pids), rng.choice(["stop", "stop", "cont", "kill"])
@@ -57,38 +63,110 @@ def chaos(sweep, rng) -> list[str]:
     return done
 
 
+def close_claims(results) -> int:
+    folder = results / CLOSE_CLAIMS
+    return sum(1 for name in os.listdir(folder) if name.isdigit()) if folder.is_dir() else 0
+
+
+def killed_while_closing(launcher, results) -> bool:
+    """Wait for the launch to end; the moment it claims the closing, stop it, check that the closing is not done
+    yet, and kill it (the launcher alone: its report process sees its input end). Whether it was killed."""
+    before, marker = close_claims(results), results / "sweeps" / "t" / "logs" / "closed.json"
+    while launcher.poll() is None:
+        if close_claims(results) > before:
+            launcher.send_signal(signal.SIGSTOP)
+            assert not marker.exists()  # mid-closing: claimed, the closing not recorded
+            launcher.send_signal(signal.SIGKILL)
+            launcher.wait()
+            return True
+        time.sleep(0.001)
+    return False
+
+
+def ended(launcher, results) -> tuple[int, str]:
+    """Its exit code and stderr, once it and every process it started (workers, report) are gone."""
+    _, err = launcher.communicate(timeout=300)
+    wait_for(lambda: not processes_mentioning(str(results)), timeout=60)
+    return launcher.returncode, err
+
+
+def no_traceback(results, *errs) -> None:
+    logs = [p.read_text() for p in (results / "sweeps" / "t" / "logs").glob("*.log")]
+    for text in (*errs, *logs):
+        assert "Traceback" not in text, text
+
+
 def truthful(code, results, ids) -> None:
-    finished = [db.run_state(results, r).result is not None for r in ids]
+    """0 only when every cell has a result (final, so still true now); otherwise 3, cells left: never 1 (no cell
+    failed) nor anything else."""
+    assert code in (0, 3), code
     if code == 0:
-        assert all(finished)
-    else:
-        assert code == 3 and not all(finished), code
+        assert all(db.run_state(results, r).result is not None for r in ids)
 
 
-def test_rounds_of_random_pauses_and_kills_keep_every_cell_exactly_once(tmp_path, ablation_file):
+def exactly_once(results, ids, actions) -> None:
+    """Every cell one result ever recorded, `completed`, each step once; the store closed: nothing to compact."""
+    for run_id in ids:
+        assert raw_results(results, run_id) == 1, (run_id, actions)
+        assert db.run_state(results, run_id).result == "completed"
+    con = db.connect(results)
+    steps = con.execute("SELECT run_id, count(*), count(DISTINCT step), max(step) FROM metrics "
+                        "WHERE name = 'train_loss' GROUP BY run_id").fetchall()
+    assert len(steps) == 12 and all(n == distinct == last == 30 for _, n, distinct, last in steps), steps
+    assert (results / "sweeps" / "t" / "logs" / "closed.json").exists() and compact(results) == 0
+
+
+def with_report(path, results, *extra) -> subprocess.Popen:
+    """`harness sweep` with its live report process (start_sweep turns it off)."""
+    command = [sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results), "--set", "vocab_size=512",
+               *extra]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+@pytest.fixture
+def chaos_ablation(ablation_file):
     path = ablation_file(seeds=3, lrs=(1e-3, 3e-3), steps=30, checkpoint_every=5)
     ids = cell_ids(path)
     assert len(ids) == 12
-    for round_ in range(ROUNDS):
-        rng = random.Random(1000 + round_)
-        results = tmp_path / f"round{round_}"
-        sweep = start_sweep(path, results, "--workers", "3", *FAST)
-        actions = chaos(sweep, rng)
-        try:
-            _, err = sweep.communicate(timeout=240)
-        finally:
-            if sweep.poll() is None:
-                os.killpg(sweep.pid, signal.SIGKILL)
-        for run_id in ids:
-            assert raw_results(results, run_id) <= 1, (round_, run_id, actions)
-        truthful(sweep.returncode, results, ids)
-        again = start_sweep(path, results, "--workers", "2", *FAST)
-        _, err = again.communicate(timeout=300)
-        assert again.returncode == 0, (round_, actions, err)
-        for run_id in ids:
-            assert raw_results(results, run_id) == 1, (round_, run_id, actions)
-            assert db.run_state(results, run_id).result == "completed"
-        con = db.connect(results)
-        steps = con.execute("SELECT run_id, count(*), count(DISTINCT step), max(step) FROM metrics "
-                            "WHERE name = 'train_loss' GROUP BY run_id").fetchall()
-        assert len(steps) == 12 and all(n == distinct == last == 30 for _, n, distinct, last in steps), (round_, steps)
+    return path, ids
+
+
+@pytest.mark.slow
+def test_random_pauses_and_kills_and_a_launcher_killed_while_closing(tmp_path, chaos_ablation):
+    path, ids = chaos_ablation
+    results, actions, errs = tmp_path / "results", [], []
+    launcher = with_report(path, results, "--workers", "3", *FAST)
+    actions += chaos([launcher], random.Random(1000))
+    for _ in range(3):  # until a launch is killed while it closes (chaos may leave cells for the next one)
+        if killed_while_closing(launcher, results):
+            break
+        code, err = ended(launcher, results)
+        errs.append(err)
+        truthful(code, results, ids)
+        launcher = with_report(path, results, "--workers", "2", *FAST)
+    else:
+        pytest.fail(f"no launch reached its closing: {actions}")
+    wait_for(lambda: not processes_mentioning(str(results)), timeout=60)  # its report process ended by itself
+    again = with_report(path, results, "--workers", "2", *FAST)
+    code, err = ended(again, results)
+    assert code == 0, err
+    no_traceback(results, err, *errs)
+    exactly_once(results, ids, actions)
+
+
+@pytest.mark.slow
+def test_random_pauses_and_kills_under_two_launchers_at_once(tmp_path, chaos_ablation):
+    path, ids = chaos_ablation
+    results = tmp_path / "results"
+    launchers = [start_sweep(path, results, "--workers", "2", *FAST) for _ in range(2)]
+    actions = chaos(launchers, random.Random(2000))
+    outcomes = [ended(launcher, results) for launcher in launchers]
+    for code, _ in outcomes:
+        truthful(code, results, ids)
+    for run_id in ids:
+        assert raw_results(results, run_id) <= 1, (run_id, actions)
+    again = start_sweep(path, results, "--workers", "2", *FAST)
+    code, err = ended(again, results)
+    assert code == 0, err
+    no_traceback(results, err, *(err for _, err in outcomes))
+    exactly_once(results, ids, actions)

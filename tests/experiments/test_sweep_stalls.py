@@ -2,9 +2,13 @@
 them: the cell is taken over and finished once, the paused worker writes nothing more into it when it wakes
 and goes on, `last.ckpt` and `harness sample` see the result's weights, and the exit code tells the truth."""
 
+import os
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+import pytest
 
 import db
 
@@ -138,3 +142,33 @@ def test_a_worker_paused_while_it_writes_a_checkpoint_does_not_repoint_last(tmp_
     """Paused between writing a checkpoint file and pointing `last.ckpt` at it (polled for; where the window
     is missed, the pause lands just after, mid-cell, which the same guarantees cover)."""
     stalled_sweep(tmp_path, ablation_file, 80, 2, writing_a_checkpoint, every=0.0005)
+
+
+def stopped_inside_its_close(marker):
+    """The worker that stopped itself inside its close (tests/experiments/stop_in_close/sitecustomize.py), once
+    it has stopped."""
+
+    def moment(results, ids):
+        if not marker.exists() or not marker.read_text():
+            return None
+        pid, run_id = marker.read_text().split()
+        with open(f"/proc/{pid}/stat") as stat:
+            return (run_id, int(pid)) if stat.read().rsplit(")", 1)[1].split()[0] == "T" else None
+
+    return moment
+
+
+@pytest.mark.slow
+def test_a_worker_stopped_inside_its_close_records_nothing_and_the_takers_result_stands(tmp_path, ablation_file,
+                                                                                          monkeypatch):
+    """The late-status race end to end: the worker passed its fence check and stopped (SIGSTOP) before its status
+    was published; another took the cell over and finished it; woken, the first one's close is refused."""
+    marker = tmp_path / "stopped"
+    hook = Path(__file__).parent / "stop_in_close"
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("HARNESS_TEST_STOP_IN_CLOSE", str(marker))
+    results, ids, run_id = stalled_sweep(tmp_path, ablation_file, 20, 5, stopped_inside_its_close(marker), every=0.05)
+    con = db.connect(results)
+    assert con.execute("SELECT n_segments FROM runs WHERE run_id = ?", [run_id]).fetchall() == [(2,)]
+    assert db.result_summary(results, run_id)["checkpoint"].endswith("-g1.ckpt")
+    assert "status 'completed' not recorded: claim 0 was superseded by claim 1" in worker_logs(results, "t")

@@ -123,3 +123,18 @@ def test_at_end_of_input_without_last_a_page_with_cells_left_and_none_training_i
     page = report.page.read_text()
     assert 'class="status interrupted"' in page and 'data-reload="' not in page
     assert report.rewrites()[-1].startswith("report: 1 of 2 cells; partial; interrupted, the page no longer reloads")
+
+
+def test_a_runner_killed_before_reading_its_answers_leaves_no_traceback_in_the_log(results, tmp_path):
+    """The runner's end of the answers pipe is gone (it was killed): the page is still drawn, the process ends
+    at the end of its input with exit 0, and its log ends in the page's line, not in a BrokenPipeError."""
+    report = ReportProcess(results, "qk", tmp_path / "report.log")
+    report.process.stdout.close()
+    report.send("cell")
+    deadline = time.monotonic() + 60
+    while not report.rewrites() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert report.end() == 0
+    log = report.log.read_text()
+    assert "Traceback" not in log and "BrokenPipe" not in log, log
+    assert " report: 4 of 4 cells" in log.splitlines()[-1]
