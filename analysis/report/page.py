@@ -18,6 +18,7 @@ from analysis.report.html import sql_block, table
 from analysis.report.ladder import section as ladder_section
 from analysis.source import INTERRUPTED_STATE, RUNNING_STATE, SweepInfo
 from analysis.stats import ALPHA
+from db.provenance import finished_code_summary
 
 REFRESH_SECONDS = 10
 
@@ -55,6 +56,12 @@ def _intro(info: SweepInfo) -> str:
         f"<h1>Sweep {escape(info.name)}</h1><p class=\"question\">{question}</p>{_status(info)}"
         f"<p>Generated {generated} by <code>harness report {escape(info.name)}</code>.</p>"
     )
+
+
+def _code(analysis) -> str:
+    """Which code made the finished runs, mixed versions named with their counts (db.provenance)."""
+    line = finished_code_summary(analysis.sweep.con, "sweep_runs")
+    return f'<p class="code">{escape(line[0].upper() + line[1:])}.</p>' if line else ""
 
 
 def _method(analysis) -> str:
@@ -111,7 +118,7 @@ def render(info: SweepInfo, analysis=None, figures: list[str] = (), scripts: lis
     if analysis is None:
         parts.append("<p>No cell has finished yet: results appear here as cells finish.</p>")
     else:
-        parts += [answer(analysis), _details(analysis), _scale(analysis), ladder_section(analysis), "<h2>Figures</h2>", *figures,
+        parts += [_code(analysis), answer(analysis), _details(analysis), _scale(analysis), ladder_section(analysis), "<h2>Figures</h2>", *figures,
                   _method(analysis)]
     parts += [f"<script>{static('report.js')}</script>", *scripts, "</body></html>"]
     return "".join(parts)
