@@ -21,9 +21,11 @@ def check_valid_run_id(run_id: str, option: str = "--run-id") -> None:
         raise ConfigError(f"{option}: {err}") from None
 
 
-def check_results_dir(results_dir: Path) -> None:
-    """The results store must be a directory this process can write (created when missing), not a file or a
-    path under one."""
+def check_results_dir(results_dir: Path, create: bool = True) -> None:
+    """The results store must be a directory this process can write, not a file or a path under one; with `create`
+    (a launch that will write) it is created when missing and must take a new file (cli/out_path.py)."""
+    from cli.out_path import check_writable_folder
+
     if results_dir.exists() and not results_dir.is_dir():
         raise ConfigError(f"--results {str(results_dir)!r} is a file, not a directory; give a directory (created if missing).")
     existing = next(p for p in (results_dir, *results_dir.absolute().parents) if p.exists())
@@ -32,6 +34,8 @@ def check_results_dir(results_dir: Path) -> None:
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ConfigError(f"--results {str(results_dir)!r}: {str(existing)!r} is not writable by this user; give a "
                           "directory you can write.")
+    if create:
+        check_writable_folder(results_dir, f"--results {str(results_dir)!r}")
 
 
 def check_run_id_free(results_dir: Path, run_id: str) -> None:
