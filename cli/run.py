@@ -76,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.train.run import RunSpec, check_run_inputs, train_run
 
     check_run_inputs(prepared, train)
+    if train.short_warmup_warning():  # legal input, said once every check has passed
+        print(f"harness run: warning: {train.short_warmup_warning()}", file=sys.stderr)
     spec = RunSpec(model, train, data, results_dir, run_id, resume=args.resume, sweep=args.sweep, arm=args.arm,
                    keep_checkpoints=args.keep_checkpoints)
     print(f"harness run: {run_id} → {results_dir} (setup {time.perf_counter() - started:.1f} s)", file=sys.stderr)

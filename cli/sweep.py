@@ -93,7 +93,7 @@ def plan_sweep(args):
         plan = args.keep_cells(plan)
     check_cells(plan, args.layout)
     results_dir = Path(db.resolve_results_dir(args.results))
-    check_results_dir(results_dir)
+    check_results_dir(results_dir, create=not (args.dry_run or args.status))
     if plan.studies and args.optuna_storage and not (args.dry_run or args.status):
         from experiments.search.runner import check_storage
 
@@ -158,11 +158,14 @@ def plan_and_run(args: argparse.Namespace, devices: list[str], standby) -> int:
     if args.dry_run:
         from cli.sweep_dry_run import print_dry_run
 
+        warn_short_warmup(plan.cells)
         print_dry_run(plan, results_dir, args.workers or 1)
         return 0
     from cli.sweep_identity import settle_plan
 
     write_plan = settle_plan(plan, source, results_dir, replace=args.replace, merge=args.keep_cells is not None)
+    if args.keep_cells is None:  # once, not again for every round of --until-decided
+        warn_short_warmup(plan.cells)
     write_plan()  # every check passed: only now is anything written
     _announce(plan, results_dir, args.optuna_storage)
     if launcher is not None:
@@ -218,6 +221,18 @@ def warn_ignored(ablation, overrides: dict, args) -> None:
               f"lrs={list(ablation.lrs)}, which set every cell's LR.", file=sys.stderr)
     if args.optuna_storage and ablation.tune is None:
         print("harness sweep: warning: --optuna-storage is ignored: the ablation has no search (tune=).", file=sys.stderr)
+
+
+def warn_short_warmup(cells) -> None:
+    """A warning line per warmup that never lets the LR reach its peak (TrainConfig.short_warmup_warning), saying
+    in how many of the cells; printed once every check has passed (a refused launch prints its one error line)."""
+    from collections import Counter
+
+    counts = Counter(cell.train.short_warmup_warning() for cell in cells)
+    for warning, n in counts.items():
+        if warning is not None:
+            where = f"all {n} cells" if n == len(cells) else f"{n} of {len(cells)} cells"
+            print(f"harness sweep: warning: in {where}, {warning}", file=sys.stderr)
 
 
 def _shape(plan) -> str:
