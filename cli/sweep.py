@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from cli import until_decided
+from cli.rerun_changed import add_option as add_rerun_changed
 from cli.run import add_keep_checkpoints
 from cli.sweep_layout import add_layout_options
 from cli.sweep_slurm import add_slurm_options
@@ -49,6 +50,7 @@ def register(subparsers) -> None:
                         help="SQLAlchemy URL of the Optuna storage of `tune=` searches (default: sqlite:///<results>/optuna.db; "
                         "PostgreSQL on a cluster)")
     add_keep_checkpoints(parser)
+    add_rerun_changed(parser)
     add_slurm_options(parser)
     until_decided.add_options(parser)
     parser.set_defaults(handler=sweep)
@@ -79,6 +81,7 @@ def plan_sweep(args):
     from cli.sweep_layout import check_cells
     from experiments import expand
     from experiments.declare.load import load_ablation
+    from harness.config.base import ConfigError
     from harness.config.run_configs import parse_overrides
 
     _check_options(args)
@@ -94,6 +97,9 @@ def plan_sweep(args):
     check_cells(plan, args.layout)
     results_dir = Path(db.resolve_results_dir(args.results))
     check_results_dir(results_dir, create=not (args.dry_run or args.status))
+    if plan.studies and args.rerun_changed:
+        raise ConfigError(f"--rerun-changed: sweep {plan.name!r} is a search, whose trials its studies have already "
+                          "told their values; retrain it as a new sweep (--name NEW).")
     if plan.studies and args.optuna_storage and not (args.dry_run or args.status):
         from experiments.search.runner import check_storage
 
@@ -167,6 +173,10 @@ def plan_and_run(args: argparse.Namespace, devices: list[str], standby) -> int:
     if args.keep_cells is None:  # once, not again for every round of --until-decided
         warn_short_warmup(plan.cells)
     write_plan()  # every check passed: only now is anything written
+    if not plan.studies:
+        from cli.rerun_changed import settle_sweep_code
+
+        settle_sweep_code(results_dir, plan.name, [cell.run_id for cell in plan.cells], args.rerun_changed)
     _announce(plan, results_dir, args.optuna_storage)
     if launcher is not None:
         code = submit(launcher, args)
