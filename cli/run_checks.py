@@ -24,7 +24,7 @@ def check_valid_run_id(run_id: str, option: str = "--run-id") -> None:
 
 def check_results_dir(results_dir: Path, create: bool = True) -> None:
     """The results store must be a directory this process can write, not a file or a path under one; with `create`
-    (a launch that will write) it is created when missing and must take a new file (cli/out_path.py)."""
+    (a launch that will write) a probe file must be creatable where it is or will be made (cli/out_path.py)."""
     from cli.out_path import check_writable_folder
 
     if results_dir.exists() and not results_dir.is_dir():

@@ -98,9 +98,9 @@ def test_a_warmup_that_never_reaches_the_peak_is_one_warning_line(tmp_path, trai
                         "warmup_steps below steps (e.g. --set warmup_steps=1)."]
     done = cli("run", "--preset", "tiny", "--results", str(tmp_path / "results"), "--no-progress", "--data",
                train_data_cfg.source, "--set", f"cache_dir={train_data_cfg.cache_dir}", "--set",
-               f"val_tokens={train_data_cfg.val_tokens}", "--set", "vocab_size=512", "--steps", "2", "--set", "seq_len=32",
-               "--set", "batch_size=2", "--set", "warmup_steps=5", "--set", "val_every=2", "--set", "probe_every=2",
-               "--set", "probe_seqs=1")
+               f"val_tokens={train_data_cfg.val_tokens}", "--set", "vocab_size=512", "--steps", "2", "--set",
+               "seq_len=32", "--set", "batch_size=2", "--set", "warmup_steps=5", "--set", "val_every=2", "--set",
+               "probe_every=2", "--set", "probe_seqs=1")
     assert done.returncode == 0, done.stderr
     assert [line for line in done.stderr.splitlines() if "warning" in line] == [
         "harness run: warning: warmup_steps=5 ≥ steps=2: the LR never reaches its peak lr (at most 40% of it) and the "
@@ -133,7 +133,7 @@ def test_an_output_path_nobody_can_create_is_one_line(store, command):
     done = cli(*command, *(["--results", str(store)] if command[0] in ("report", "plot") else []))
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith(f"harness {command[0]}: error: ")
-    assert done.stderr.endswith("cannot be written: No such file or directory ('/proc/x').\n")
+    assert done.stderr.endswith("cannot be written: no file can be created in '/proc' (No such file or directory).\n")
 
 
 def test_a_read_only_folder_is_one_line_for_every_command_that_writes(store, tmp_path):
@@ -142,18 +142,22 @@ def test_a_read_only_folder_is_one_line_for_every_command_that_writes(store, tmp
     os.chmod(locked, 0o555)
     os.chmod(store, 0o555)  # a store this user may read but not write (its report's default place)
     try:
-        for command, message in [
-            (["sweep", "qk_stability", "--workers", "1", "--results", str(locked / "results")], "is not writable by this user"),
+        default_report = store / "sweeps" / "qk" / "report.html"
+        for args, message in [
+            (["sweep", "qk_stability", "--workers", "1", "--results", str(locked / "results")],
+             "is not writable by this user"),
             (["run", "--preset", "tiny", "--steps", "1", "--results", str(locked)], "is not writable by this user"),
-            (["report", "qk", "--results", str(store), "--out", str(locked / "r.html")], f"cannot be written: "),
-            (["plot", "curves", "qk", "--results", str(store), "--out", str(locked / "c.png")], f"({str(locked)!r})"),
-            (["report", "qk", "--results", str(store)], f"the report (default --out) {str(store / 'sweeps' / 'qk' / 'report.html')!r} "
-                                                         "cannot be written: "),
+            (["report", "qk", "--results", str(store), "--out", str(locked / "r.html")], "cannot be written: "),
+            (["plot", "curves", "qk", "--results", str(store), "--out", str(locked / "c.png")],
+             f"no file can be created in {str(locked)!r}"),
+            (["report", "qk", "--results", str(store)],
+             f"the report (default --out) {str(default_report)!r} cannot be written: "),
         ]:
-            done = subprocess.run(without_root_powers([sys.executable, "-m", "cli.main", *command]), capture_output=True,
-                                  text=True)
+            argv = without_root_powers([sys.executable, "-m", "cli.main", *args])
+            done = subprocess.run(argv, capture_output=True, text=True)
             assert done.returncode == 2 and done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
-            assert done.stderr.startswith(f"harness {command[0]}: error: ") and "Traceback" not in done.stderr
+            assert done.stderr.startswith(f"harness {args[0]}: error: ")
+            assert "Traceback" not in done.stderr
     finally:
         os.chmod(locked, 0o755)
         os.chmod(store, 0o755)
@@ -165,8 +169,8 @@ def test_a_file_that_is_not_python_is_one_line(tmp_path):
     hostname.write_text("build-vm-7\n")  # like /etc/hostname: its first word would be a Python NameError
     done = cli("sweep", str(hostname), "--dry-run", "--results", str(tmp_path / "results"))
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
-    assert done.stderr.startswith(f"harness sweep: error: {str(hostname)!r} is not an ablation: an ablation is a .py file "
-                                  "defining one Ablation, or a name from the library (")
+    assert done.stderr.startswith(f"harness sweep: error: {str(hostname)!r} is not an ablation: an ablation is a .py "
+                                  "file defining one Ablation, or a name from the library (")
     done = cli("run", "--config", str(hostname), "--results", str(tmp_path / "results"))
-    assert done.returncode == 2 and done.stderr == (f"harness run: error: --config {str(hostname)!r} is not a Python file "
-                                                    "(its name does not end in .py).\n")
+    assert done.returncode == 2 and done.stderr == (f"harness run: error: --config {str(hostname)!r} is not a Python "
+                                                    "file (its name does not end in .py).\n")
