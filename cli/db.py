@@ -39,7 +39,8 @@ def register(subparsers) -> None:
     _add_output(query, "table")
     query.set_defaults(handler=_guarded(_query))
 
-    runs = commands.add_parser("runs", help="one line per run: sweep, arm, seed, status, steps, val loss, the code and device that made it")
+    runs = commands.add_parser("runs", help="one line per run: sweep, arm, seed, status, steps, val loss, the code and "
+                               "device that made it")
     _add_results(runs)
     _add_output(runs, "table")
     runs.set_defaults(handler=_guarded(_runs))

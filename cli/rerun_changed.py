@@ -70,7 +70,8 @@ def settle_sweep_code(results_dir: Path, sweep: str, run_ids: list[str], rerun: 
     cells = f"{len(changed)} of {len(run_ids)} cells" if len(changed) < len(run_ids) else f"all {len(run_ids)} cells"
     if not rerun:
         print(f"{prefix} {cells} have results made by other code ({made_by(changed)}); they are reused: "
-              "--rerun-changed retrains them under this code (the old runs are archived, not deleted).", file=sys.stderr)
+              "--rerun-changed retrains them under this code (the old runs are archived, not deleted).",
+              file=sys.stderr)
         return
     entries = archive(results_dir, changed)
     _reopen_closing(results_dir, sweep)

@@ -70,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
     retire = None  # the stored run that --rerun-changed archives before training
     if args.resume:
         if args.rerun_changed:
-            raise ConfigError("--resume and --rerun-changed: give one (--rerun-changed trains the run again from step 0).")
+            raise ConfigError("--resume and --rerun-changed: give one (--rerun-changed trains the run again from "
+                              "step 0).")
         check_resumable(results_dir, run_id, model, train)
         warn_resume(results_dir, run_id)
     else:
@@ -87,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"harness run: warning: {train.short_warmup_warning()}", file=sys.stderr)
     if retire is not None:
         for entry in retire():
-            print(f"harness run: {run_id}: its run made by other code moved to {entry}; training it again.", file=sys.stderr)
+            print(f"harness run: {run_id}: its run made by other code moved to {entry}; training it again.",
+                  file=sys.stderr)
     spec = RunSpec(model, train, data, results_dir, run_id, resume=args.resume, sweep=args.sweep, arm=args.arm,
                    keep_checkpoints=args.keep_checkpoints)
     print(f"harness run: {run_id} → {results_dir} (setup {time.perf_counter() - started:.1f} s)", file=sys.stderr)

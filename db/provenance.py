@@ -105,7 +105,8 @@ def run_codes(results_dir: str | os.PathLike, run_id: str, state: RunState | Non
     return tuple(dict.fromkeys(recorded or codes))
 
 
-def other_code_results(results_dir: str | os.PathLike, run_ids: Iterable[str], current: Code) -> dict[str, tuple[Code, ...]]:
+def other_code_results(results_dir: str | os.PathLike, run_ids: Iterable[str],
+                       current: Code) -> dict[str, tuple[Code, ...]]:
     """The runs among `run_ids` whose result other code made, wholly or in part (a counting segment under another
     code, or none recorded), each with its codes; runs without a result are not judged."""
     changed = {}

@@ -115,7 +115,8 @@ RUNS_VIEW_SQL = """
             SELECT * FROM _counting WHERE harness_version IS NOT NULL
         ), code AS (
             SELECT r.*, v.code_versions FROM recorded r JOIN (
-                SELECT run_id, max(segment) AS segment, count(DISTINCT ({code})) AS code_versions FROM recorded GROUP BY run_id
+                SELECT run_id, max(segment) AS segment, count(DISTINCT ({code})) AS code_versions
+                FROM recorded GROUP BY run_id
             ) v USING (run_id, segment)
         ), progress AS (
             SELECT run_id,

@@ -118,7 +118,7 @@ def render(info: SweepInfo, analysis=None, figures: list[str] = (), scripts: lis
     if analysis is None:
         parts.append("<p>No cell has finished yet: results appear here as cells finish.</p>")
     else:
-        parts += [_code(analysis), answer(analysis), _details(analysis), _scale(analysis), ladder_section(analysis), "<h2>Figures</h2>", *figures,
-                  _method(analysis)]
+        parts += [_code(analysis), answer(analysis), _details(analysis), _scale(analysis), ladder_section(analysis),
+                  "<h2>Figures</h2>", *figures, _method(analysis)]
     parts += [f"<script>{static('report.js')}</script>", *scripts, "</body></html>"]
     return "".join(parts)

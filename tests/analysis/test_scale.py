@@ -88,8 +88,9 @@ def test_across_suggests_the_field_that_varies_over_an_equally_close_constant_on
     assert closest("d_modle", ["d_model", "wd_mode"]) == "wd_mode"  # a tie by letters, which the order broke badly
     for width in (128, 256):
         for seed in range(2):
-            synthetic.write_run(tmp_path, f"w{width}-{seed}", sweep="wide", arm=f"w{width}", seed=seed, lr=1e-3, final=3.0,
-                                steps=12, config={"d_model": width, "wd_mode": "coupled", "attn_softcap": 30.0})
+            synthetic.write_run(tmp_path, f"w{width}-{seed}", sweep="wide", arm=f"w{width}", seed=seed, lr=1e-3,
+                                final=3.0, steps=12,
+                                config={"d_model": width, "wd_mode": "coupled", "attn_softcap": 30.0})
     sweep = load_sweep(tmp_path, "wide")
     with pytest.raises(AnalysisError, match=r"not a config field of sweep 'wide''s runs; did you mean 'd_model'\?"):
         check_across(sweep, "d_modle")

@@ -50,7 +50,8 @@ def harness(checkout, *args: str) -> subprocess.CompletedProcess:
 
 
 def commits(results: Path) -> dict[str, tuple]:
-    rows = db.connect(results).execute("SELECT run_id, git_commit, git_dirty, code_versions, started_at FROM runs").fetchall()
+    sql = "SELECT run_id, git_commit, git_dirty, code_versions, started_at FROM runs"
+    rows = db.connect(results).execute(sql).fetchall()
     return {run_id: rest for run_id, *rest in rows}
 
 
@@ -63,10 +64,12 @@ def change_the_code(root: Path) -> str:
 
 
 @pytest.mark.slow
-def test_runs_record_the_package_commit_and_rerun_changed_retrains_exactly_the_changed_cells(checkout, ablation_file, tmp_path):
+def test_runs_record_the_package_commit_and_rerun_changed_retrains_exactly_the_changed_cells(checkout, ablation_file,
+                                                                                             tmp_path):
     root, elsewhere = checkout
     results, ablation = tmp_path / "results", ablation_file(seeds=2, steps=4)
-    sweep = ["sweep", str(ablation), "--results", str(results), "--set", "vocab_size=512", "--no-report", "--no-progress"]
+    sweep = ["sweep", str(ablation), "--results", str(results), "--set", "vocab_size=512", "--no-report",
+             "--no-progress"]
     first = git(root, "rev-parse", "HEAD")
     assert first != git(elsewhere, "rev-parse", "HEAD")
 
@@ -78,9 +81,9 @@ def test_runs_record_the_package_commit_and_rerun_changed_retrains_exactly_the_c
     second = change_the_code(root)
     done = harness(checkout, *sweep)  # nothing to train: the results are reused, and the launch says by what code
     assert done.returncode == 0, done.stderr
-    notice = (f"harness sweep: t: all 4 cells have results made by other code (4 by harness 0.1.0 @ {first[:7]} (clean); "
-              f"this launch runs harness 0.1.0 @ {second[:7]} (clean)); they are reused: --rerun-changed retrains them "
-              "under this code (the old runs are archived, not deleted).")
+    notice = (f"harness sweep: t: all 4 cells have results made by other code (4 by harness 0.1.0 @ {first[:7]} "
+              f"(clean); this launch runs harness 0.1.0 @ {second[:7]} (clean)); they are reused: --rerun-changed "
+              "retrains them under this code (the old runs are archived, not deleted).")
     assert notice in done.stderr.splitlines()
     assert commits(results) == old
 
@@ -93,13 +96,14 @@ def test_runs_record_the_package_commit_and_rerun_changed_retrains_exactly_the_c
 
     done = harness(checkout, *sweep, "--seeds", "3", "--rerun-changed")
     assert done.returncode == 0, done.stderr
-    assert (f"harness sweep: t: retraining 4 of 6 cells whose results other code made (4 by harness 0.1.0 @ {first[:7]} "
-            f"(clean); this launch runs harness 0.1.0 @ {second[:7]} (clean)); their old runs (4) moved to "
+    assert (f"harness sweep: t: retraining 4 of 6 cells whose results other code made (4 by harness 0.1.0 @ "
+            f"{first[:7]} (clean); this launch runs harness 0.1.0 @ {second[:7]} (clean)); their old runs (4) moved to "
             f"{results / 'archive'}/<run_id>/.") in done.stderr.splitlines()
     after = commits(results)
     assert {(c, d, n) for c, d, n, _ in after.values()} == {(second, False, 1)}
     assert {run_id: after[run_id] for run_id in new} == {run_id: before[run_id] for run_id in new}  # untouched
-    archived = {entry.parent.name: json.loads((entry / "why.json").read_text()) for entry in (results / "archive").glob("*/0001")}
+    archived = {entry.parent.name: json.loads((entry / "why.json").read_text())
+                for entry in (results / "archive").glob("*/0001")}
     assert set(archived) == set(old)  # exactly the changed cells, each kept whole with its checkpoints
     for run_id, why in archived.items():
         entry = results / "archive" / run_id / "0001"

@@ -66,7 +66,8 @@ def test_this_process_records_its_own_package_version_and_checkout():
     root = package_root()
     tracked = subprocess.run(["git", "-C", str(root), "ls-files", "--error-unmatch", "harness/__init__.py"],
                              capture_output=True).returncode == 0
-    expected = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True)
+    expected = head.stdout.strip()
     assert code.git_commit == (expected if tracked else None)
     assert current_code() is code  # looked up once per process
 

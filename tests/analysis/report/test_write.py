@@ -135,8 +135,8 @@ def test_the_page_names_the_code_that_made_its_finished_runs(tmp_path):
             "torch_version": "2.13.0", "device_name": "cpu"}
     for arm in ("base", "x"):
         for seed in range(2):
-            synthetic.write_run(tmp_path, f"{arm}-{seed}", sweep="made", arm=arm, seed=seed, lr=1e-3, final=3.0 + seed / 10,
-                                steps=12, provenance=code)
+            synthetic.write_run(tmp_path, f"{arm}-{seed}", sweep="made", arm=arm, seed=seed, lr=1e-3,
+                                final=3.0 + seed / 10, steps=12, provenance=code)
     page = write_report(tmp_path, "made").read_text()
     assert '<p class="code">Code: harness 0.1.0 @ 6eaecc0 (clean), torch 2.13.0, cpu.</p>' in page
     assert page.index('<p class="code">') < page.index('<section class="answer"')

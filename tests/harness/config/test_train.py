@@ -72,7 +72,8 @@ def test_a_warmup_that_misses_the_peak_is_warned_about_by_what_the_schedule_does
     assert (warning is None) == (1.0 in multipliers[:-1])  # silent exactly when the peak comes before the end
     if warning is None:
         return
-    assert warning.startswith(f"warmup_steps={warmup} ≥ steps={steps}: the LR ") and "cosine decay never starts" in warning
+    assert warning.startswith(f"warmup_steps={warmup} ≥ steps={steps}: the LR ")
+    assert "cosine decay never starts" in warning
     if max(multipliers) < 1.0:
         assert f"never reaches its peak lr (at most {max(multipliers):.0%} of it)" in warning
     else:
