@@ -25,6 +25,7 @@ from db.errors import DbError
 from db.flatten import flatten_config
 from db.outcomes import SupersededError, fence_earlier, publish_outcome, why_refused
 from db.paths import check_run_id, data_shard_name, is_shard_name, parse_segment, run_dir, segment_shard_name
+from db.provenance import provenance_row
 from db.schema import CONFIG_PREFIX, MANIFEST_SCHEMA, STATUS_SCHEMA, ensure_version_file
 from db.shard_io import publish, publish_exclusive
 
@@ -70,12 +71,12 @@ def _existing_segments(run_path: Path) -> list[int]:
 
 
 def _manifest_table(run_id: str, segment: int, start_step: int, identity: Mapping[str, Any], config: Mapping[str, Any],
-                    claim: int | None) -> pa.Table:
+                    claim: int | None, provenance: Mapping[str, Any] | None) -> pa.Table:
     flat = flatten_config(config)
     row = {
         "run_id": run_id, "segment": segment, "start_step": start_step, **identity,
         "started_at": _now(), "host": socket.gethostname(), "pid": os.getpid(),
-        "config": json.dumps(flat, sort_keys=True, default=str), "claim": claim,
+        "config": json.dumps(flat, sort_keys=True, default=str), "claim": claim, **provenance_row(provenance),
     }
     fields = list(MANIFEST_SCHEMA)
     arrays = [pa.array([row[f.name]], type=f.type) for f in fields]
@@ -139,7 +140,7 @@ class RunWriter:
         resume_from_step: int | None = None,
         flush_rows: int = DEFAULT_FLUSH_ROWS,
         flush_seconds: float = DEFAULT_FLUSH_SECONDS,
-        claim: int | None = None,
+        claim: int | None = None, provenance: Mapping[str, Any] | None = None,
     ) -> "RunWriter":
         """Start run `run_id` (or, with `resume=True`, a new segment of it) and record its manifest.
 
@@ -148,7 +149,8 @@ class RunWriter:
         segments at steps ≥ it are hidden by the views, so a crashed run restarted from its checkpoint
         shows each step once. The identity (sweep, arm, seed, config, params, flops) shown in `runs` is
         the first segment's. `claim` is the claim generation a sweep worker writes under (docs/internals.md,
-        "Fencing"): opening fences out every earlier generation, or raises `SupersededError` (`_fence`).
+        "Fencing"): opening fences out every earlier generation, or raises `SupersededError` (`_fence`). `provenance`:
+        which code and machine write the segment (db/provenance.py's columns; the training logger records them).
         """
         check_run_id(run_id)
         if resume and resume_from_step is None:
@@ -171,7 +173,7 @@ class RunWriter:
             raise DbError(f"run {run_id!r} already exists in {results_dir}; pass resume=True to continue it, or pick a new run_id.")
         _fence(path, run_id, claim)
         segment = segments[-1] + 1 if segments else 0
-        manifest = _manifest_table(run_id, segment, start_step, identity, config or {}, claim)
+        manifest = _manifest_table(run_id, segment, start_step, identity, config or {}, claim, provenance)
         publish_exclusive(path / "manifest" / segment_shard_name(segment), manifest, "manifest")
         return cls(path, run_id, segment, flush_rows, flush_seconds, claim)
 
