@@ -36,8 +36,8 @@ LRS = tuple(2.0**-k for k in range(10, 5, -1))  # the grid tuned at the smallest
 SEEDS = 3
 # Untied embeddings: tied, the tiny model sat on the unigram plateau for a seed-dependent while (4 seeds at the
 # smallest width, 300k tokens: 4.14–4.63 nats tied, 3.70–3.86 untied), which buried every other decision in seed noise.
-BASE = tiny(vocab_size=512, d_model=WIDTHS[0], n_layers=4, n_heads=4, n_kv_heads=4, max_seq_len=64, tie_embeddings=False,
-            parametrization="mup", mup_base_width=WIDTHS[0])
+BASE = tiny(vocab_size=512, d_model=WIDTHS[0], n_layers=4, n_heads=4, n_kv_heads=4, max_seq_len=64,
+            tie_embeddings=False, parametrization="mup", mup_base_width=WIDTHS[0])
 TRAIN = dict(batch_size=16, seq_len=64, warmup_steps=20, val_every=100, val_seqs=128, probe_every=50,
              checkpoint_every=1000)
 SWEEP = "decisions"  # the tuning sweep; a decision's ladder is sweep `decisions.<name>`

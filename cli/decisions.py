@@ -27,20 +27,23 @@ def register(subparsers) -> None:
         "which decisions flip and where; the cheapest rung that decides. --run: run the decision benchmark first.",
     )
     parser.add_argument("sweeps", nargs="*", metavar="SWEEP",
-                        help="ladder sweeps (every pair of a sweep's arms is a decision); with --run, the `harness sweep` "
-                        "options given after `--` (e.g. `-- --workers 2`)")
+                        help="ladder sweeps (every pair of a sweep's arms is a decision); with --run, the "
+                        "`harness sweep` options given after `--` (e.g. `-- --workers 2`)")
     parser.add_argument("--target", type=float, default=TARGET, metavar="A",
                         help=f"the decision accuracy a rung must reach with its 95%% lower bound (default: {TARGET})")
-    parser.add_argument("--metric", default=METRIC, help=f"a numeric column of the runs view, lower is better (default: {METRIC})")
+    parser.add_argument("--metric", default=METRIC,
+                        help=f"a numeric column of the runs view, lower is better (default: {METRIC})")
     parser.add_argument("--min-effect", type=float, default=MIN_EFFECT, metavar="X",
                         help=f"differences whose CI lies inside ±X nats are 'negligible' (default: {MIN_EFFECT})")
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
-    parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
+    parser.add_argument("--results", metavar="DIR",
+                        help="results directory (default: $HARNESS_RESULTS, else ./results)")
     parser.add_argument("--export", metavar="DIR",
-                        help="also write the result as Parquet into DIR: runs (one row per run), rungs, decisions, picks")
+                        help="also write the result as Parquet into DIR: runs (one row per run), rungs, decisions, "
+                        "picks")
     parser.add_argument("--run", action="store_true",
-                        help="run the decision benchmark (ablations/decisions.py) first: its LR-tuning sweep at the smallest "
-                        "rung, then each decision's ladder at the tuned LRs; resumable (docs/decisions.md)")
+                        help="run the decision benchmark (ablations/decisions.py) first: its LR-tuning sweep at the "
+                        "smallest rung, then each decision's ladder at the tuned LRs; resumable (docs/decisions.md)")
     parser.add_argument("--data", metavar="PATH", help="with --run: train on this corpus instead of the built-in one")
     parser.set_defaults(handler=run)
 

@@ -25,8 +25,9 @@ def cheapest_line(result) -> str:
     rule = f"its accuracy's 95% lower bound ≥ {result.target:g}"
     found = result.cheapest
     if found is not None:
-        return (f"Cheapest rung that decides ({rule}): {found['rung']}, at {found['compute_share']:.3g} of the reference's "
-                f"compute: accuracy {found['accuracy']:.3g} (95% [{found['low']:.3g}, {found['high']:.3g}]).")
+        interval = f"95% [{found['low']:.3g}, {found['high']:.3g}]"
+        return (f"Cheapest rung that decides ({rule}): {found['rung']}, at {found['compute_share']:.3g} of "
+                f"the reference's compute: accuracy {found['accuracy']:.3g} ({interval}).")
     scored = result.rungs.dropna(subset=["low"])
     if scored.empty:
         return f"No rung below the reference decides ({rule}): no decision the reference decides ran at a smaller rung."
@@ -52,7 +53,8 @@ def decision_rows(result) -> list[dict]:
     rows = []
     for d in frame_rows(result.decisions):
         order = ORDER.get(d["verdict"]) if d["reference"] == "decided" else None
-        marks = {rung: _mark(picks.get((d["sweep"], d["first"], d["second"], rung)), order) for rung in result.data.rungs[:-1]}
+        marks = {rung: _mark(picks.get((d["sweep"], d["first"], d["second"], rung)), order)
+                 for rung in result.data.rungs[:-1]}
         rows.append({**d, "reference": d["verdict"] if d["reference"] != "not at the reference" else d["reference"],
                      **marks, "flips_at": " ".join(d["flips_at"])})
     return rows
@@ -73,11 +75,12 @@ def decisions_output(result, format: str) -> str:
         cheapest = result.cheapest
         return json.dumps({"reference": {"rung": data.reference, "compute": data.compute(data.reference)},
                            "target": result.target, "cheapest": None if cheapest is None else cheapest["rung"],
-                           **{name: json.loads(format_rows(rows, columns, "json")) for name, (rows, columns) in blocks.items()}})
+                           **{name: json.loads(format_rows(rows, columns, "json"))
+                              for name, (rows, columns) in blocks.items()}})
     columns = ["sweep", "decision", "reference", "winner", *data.rungs[:-1], "settles_at", "flips_at"]
-    return (f"Decision accuracy of {len(result.decisions)} decisions in {len(data.variants)} sweeps; the reference is the "
-            f"largest rung, {data.reference} ({data.compute(data.reference):.3g} FLOPs a run).\n{_counts(result)}\n"
+    return (f"Decision accuracy of {len(result.decisions)} decisions in {len(data.variants)} sweeps; the reference is "
+            f"the largest rung, {data.reference} ({data.compute(data.reference):.3g} FLOPs a run).\n{_counts(result)}\n"
             f"{format_rows(rungs, RUNG_COLUMNS, 'table')}\n{cheapest_line(result)}\n\n"
-            f"Each decision's pick at each rung against the reference's order: {MARKS[1]} the same, {MARKS[-1]} the opposite, "
-            f"{MARKS[0]} none (no pair of outcomes); {RESOLVED_MARK}: resolved at that rung itself.\n"
+            f"Each decision's pick at each rung against the reference's order: {MARKS[1]} the same, {MARKS[-1]} the "
+            f"opposite, {MARKS[0]} none (no pair of outcomes); {RESOLVED_MARK}: resolved at that rung itself.\n"
             f"{format_rows(decision_rows(result), columns, 'table')}")

@@ -22,8 +22,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-HEADER = '''"""Written by `harness decisions --run` from the tuning sweep {sweep!r}: each arm's best LR at the smallest rung
-(lowest mean ℓ over its seeds, a divergence counted as ℓ₀), carried up the ladder. Rewritten by every run."""
+HEADER = '''"""Written by `harness decisions --run` from the tuning sweep {sweep!r}: each arm's best LR at the
+smallest rung (lowest mean ℓ over its seeds, a divergence counted as ℓ₀), carried up the ladder. Rewritten by
+every run."""
 
 from ablations.decisions import ladder_ablation
 
@@ -62,8 +63,8 @@ def ladder_files(folder: Path, lrs: dict[str, float]) -> list[Path]:
     for d in DECISIONS:
         missing = [arm for arm in d.arms if arm not in lrs]
         if missing:
-            raise ConfigError(f"the tuning sweep {SWEEP!r} has no best LR for arm {missing[0]!r} (decision {d.name!r}): "
-                              "none of its runs there has an outcome.")
+            raise ConfigError(f"the tuning sweep {SWEEP!r} has no best LR for arm {missing[0]!r} (decision "
+                              f"{d.name!r}): none of its runs there has an outcome.")
         path = folder / f"{d.name}.py"
         path.write_text(HEADER.format(sweep=SWEEP, name=d.name, lrs={arm: lrs[arm] for arm in d.arms}))
         paths.append(path)

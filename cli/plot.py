@@ -18,10 +18,12 @@ EMA = 0.6  # = analysis.explore.payload.DEFAULT_EMA: light smoothing by default,
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "plot", help="draw one figure of a sweep (curves, lr, attention, logits, spikes, cost, compute, ladder, decisions)",
+        "plot",
+        help="draw one figure of a sweep (curves, lr, attention, logits, spikes, cost, compute, ladder, decisions)",
         description="Write one of the report's figures to a file; the format follows --out's suffix.",
     )
-    parser.add_argument("figure", metavar="FIGURE", help="curves, lr, attention, logits, spikes, cost, compute, ladder or decisions")
+    parser.add_argument("figure", metavar="FIGURE",
+                        help="curves, lr, attention, logits, spikes, cost, compute, ladder or decisions")
     add_sweep_options(parser, min_effect=False)
     parser.add_argument("--out", required=True, metavar="FILE", help="output file: .png, .svg or .pdf")
     parser.add_argument("--ema", type=float, default=EMA, metavar="W",
@@ -31,7 +33,8 @@ def register(subparsers) -> None:
     target.add_argument("--target-flops", type=float, metavar="X", help="ladder: mark and extrapolate to X training FLOPs (default: 100× the largest rung)")
     target.add_argument("--target-params", type=float, metavar="N", help="ladder: draw loss against parameters, extrapolated to N")
     parser.add_argument("--also", action="append", default=[], metavar="SWEEP",
-                        help="decisions: pool the decisions of this ladder sweep too (repeatable), as `harness decisions` does")
+                        help="decisions: pool the decisions of this ladder sweep too (repeatable), as `harness "
+                        "decisions` does")
     parser.set_defaults(handler=run)
 
 

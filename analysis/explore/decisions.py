@@ -23,7 +23,8 @@ def _accuracy_traces(result) -> list[dict]:
              "error_y": {"type": "data", "symmetric": False, "array": (rungs["high"] - rungs["accuracy"]).tolist(),
                          "arrayminus": (rungs["accuracy"] - rungs["low"]).tolist()},
              "hovertemplate": "%{customdata[0]}<br>%{x:.3g} of the reference's compute<br>accuracy %{y:.3g} "
-                              "[%{customdata[1]:.3g}, %{customdata[2]:.3g}]: %{customdata[3]} of %{customdata[4]}<extra></extra>"},
+                              "[%{customdata[1]:.3g}, %{customdata[2]:.3g}]: %{customdata[3]} of %{customdata[4]}"
+                              "<extra></extra>"},
             {"type": "scatter", "mode": "lines", "x": [min(share, default=0.01) / 1.5, max(share, default=1) * 1.5],
              "y": [result.target] * 2, "name": f"target {result.target:g}", "line": {"dash": "dash", "color": "#555"},
              "hoverinfo": "skip"}]
@@ -53,19 +54,23 @@ def decisions_figure(result) -> dict:
     """Plotly JSON of a `DecisionAccuracy`: accuracy against compute share above, picks by decision and rung below."""
     picks, names = _pick_traces(result)
     layout = {"grid": {"rows": 2, "columns": 1, "pattern": "independent"}, "height": 340 + 24 * len(names),
-              "margin": {"t": 30, "b": 60, "l": 260, "r": 10}, "hovermode": "closest", "legend": {"orientation": "h", "y": -0.1},
+              "margin": {"t": 30, "b": 60, "l": 260, "r": 10}, "hovermode": "closest",
+              "legend": {"orientation": "h", "y": -0.1},
               "xaxis": {"type": "log", "title": {"text": "compute, share of the reference's"}},
               "yaxis": {"range": [-0.05, 1.05], "title": {"text": "decision accuracy"}, "domain": [0.6, 1]},
               "xaxis2": {"type": "category", "categoryorder": "array", "categoryarray": result.data.rungs},
-              "yaxis2": {"type": "category", "categoryorder": "array", "categoryarray": names[::-1], "domain": [0, 0.45]}}
+              "yaxis2": {"type": "category", "categoryorder": "array", "categoryarray": names[::-1],
+                         "domain": [0, 0.45]}}
     return {"data": _accuracy_traces(result) + picks, "layout": layout}
 
 
 def decisions_html(result) -> str:
     """The figure's box on the page: a plot, its data and the script that draws it once plotly.js has loaded."""
-    return ('<figure id="fig-decisions"><h3>Does the proxy decide right?</h3><div class="plot" id="plot-decisions"></div>'
+    return ('<figure id="fig-decisions"><h3>Does the proxy decide right?</h3>'
+            '<div class="plot" id="plot-decisions"></div>'
             f"<figcaption>{escape(CAPTION)}</figcaption></figure>"
             f'<script id="decisions-data" type="application/json">{script_json(decisions_figure(result))}</script>'
             '<script>document.addEventListener("DOMContentLoaded", function () {'
             'var fig = JSON.parse(document.getElementById("decisions-data").textContent);'
-            'Plotly.newPlot("plot-decisions", fig.data, fig.layout, {responsive: true, displaylogo: false});});</script>')
+            'Plotly.newPlot("plot-decisions", fig.data, fig.layout, {responsive: true, displaylogo: false});'
+            '});</script>')

@@ -9,12 +9,13 @@ row (`comparison_table`'s own numbers): delta + se · T, T a Student t with n �
 both completed and se the row's standard error (its 95% interval's half-width over t₀.₉₇₅(n − 1)). Its sign is
 the replicate's order; a row with no interval (fewer than two completed pairs) is a coin toss. The reference's
 orders are held fixed: they are what is being predicted. The interval is the 2.5–97.5% percentiles of the
-replicates' share of agreements.
+replicates' share of agreements, each taken outward to a share some replicate had (shares are k of n).
 
 Why not the plain seed bootstrap (redraw the seeds, recompute the picks): with three seeds it has ten distinct
 redraws, and a small difference whose three seeds happen to agree in sign is picked the same way in nearly all
-of them, so a borderline decision looks certain. On simulated benchmarks (tests/analysis/decisions_simulation.py)
-its interval covered the planted accuracy in 55–73% of replays; this one in ≥ 90% (docs/decisions.md).
+of them, so a borderline decision looks certain: a prototype covered the planted accuracy of simulated benchmarks
+(then the mean chance that a rung's three-seed pick agrees) in only 55–73% of replays per rung; this interval
+covers its planted accuracy in all of 200 (docs/decisions.md, tests/analysis/decisions_simulation.py).
 """
 
 from __future__ import annotations
@@ -50,5 +51,7 @@ def accuracy_interval(rows: list[dict], orders: list[int], replicates: int = REP
     the reference's `orders` (±1)."""
     rng = rng if rng is not None else np.random.default_rng(BOOTSTRAP_SEED)
     agree = (order_draws(rows, replicates, rng) == np.asarray(orders)).mean(axis=1)
-    low, high = np.percentile(agree, [50 * (1 - CONFIDENCE), 50 * (1 + CONFIDENCE)])
+    # The shares are discrete (k of n decisions): each bound is a share some replicate had, the outer one.
+    low = np.quantile(agree, (1 - CONFIDENCE) / 2, method="lower")
+    high = np.quantile(agree, (1 + CONFIDENCE) / 2, method="higher")
     return float(low), float(high)

@@ -14,15 +14,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import numpy as np
 import pandas as pd
 
 from analysis.compare import check_finished, check_metric
 from analysis.errors import AnalysisError
-from analysis.frames import Sweep, load_sweep
+from analysis.frames import Sweep
 from analysis.ladder import SEPARATOR
 from analysis.ladder.points import LadderData, baseline_variant, ladder_runs, variant_labels
+from analysis.source import membership_sql, sweep_info
 
 COLUMNS = ["sweep", "variant", "rung", "lr", "seed", "outcome", "value", "loss", "compute", "params"]
 
@@ -77,17 +79,36 @@ def sweep_runs(sweep: Sweep, metric: str, baseline: str | None = None) -> Decisi
     return DecisionRuns(runs, _ordered(runs), {name: variants}, labels, sql, partial)
 
 
+def _loaded(results_dir, names: list[str]) -> Iterator[Sweep]:
+    """Each named sweep in turn, as `analysis.frames.load_sweep` loads it but on one connection: the store's views
+    and the shadowing `runs` table are built once (a connection per sweep built them a dozen times, 80% of the
+    time of a 12-sweep benchmark), and `sweep_runs` is replaced for the next sweep once this one has been read."""
+    import db
+
+    try:
+        con = db.connect(results_dir)
+    except db.DbError as err:
+        raise AnalysisError(str(err)) from err
+    con.execute("CREATE TEMP TABLE runs AS SELECT * FROM main.runs")
+    for name in names:
+        info, members = sweep_info(con, name), membership_sql(con, name)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE sweep_runs AS {members}")
+        runs = con.sql("SELECT * FROM sweep_runs").df()
+        yield Sweep(con, info, members, runs.assign(lr=pd.to_numeric(runs["lr"], errors="coerce")))
+
+
 def decision_runs(results_dir, sweeps: list[str], metric: str) -> DecisionRuns:
     """The runs of `sweeps` pooled; AnalysisError for an unknown sweep or metric, a sweep with no finished run or
     that is no ladder, or a sweep named twice."""
     repeated = sorted({name for name in sweeps if sweeps.count(name) > 1})
     if repeated:
         raise AnalysisError(f"sweep {repeated[0]!r} is named twice; name each sweep once.")
-    parts = [sweep_runs(load_sweep(results_dir, name), metric) for name in sweeps]
+    parts = [sweep_runs(sweep, metric) for sweep in _loaded(results_dir, sweeps)]
     runs = pd.concat([part.runs for part in parts], ignore_index=True)
-    return DecisionRuns(runs, _ordered(runs), {k: v for part in parts for k, v in part.variants.items()},
-                        {k: v for part in parts for k, v in part.labels.items()}, [q for part in parts for q in part.sql],
-                        {k: v for part in parts for k, v in part.partial.items()})
+    merged = {name: {k: v for part in parts for k, v in getattr(part, name).items()}
+              for name in ("variants", "labels", "partial")}
+    sql = [query for part in parts for query in part.sql]
+    return DecisionRuns(runs, _ordered(runs), merged["variants"], merged["labels"], sql, merged["partial"])
 
 
 def from_ladder(data: LadderData, sweep: str = "ladder") -> DecisionRuns:
@@ -95,7 +116,9 @@ def from_ladder(data: LadderData, sweep: str = "ladder") -> DecisionRuns:
     no diverged run: a decision on it sees loss alone)."""
     v, r, s = np.nonzero(~np.isnan(data.loss))
     runs = pd.DataFrame({"sweep": sweep, "variant": np.asarray(data.variants, dtype=object)[v],
-                         "rung": np.asarray(data.rungs, dtype=object)[r], "lr": np.nan_to_num(data.lr[v, r], nan=-1.0), "seed": np.asarray(data.seeds)[s],
+                         "rung": np.asarray(data.rungs, dtype=object)[r],
+                         "lr": np.nan_to_num(data.lr[v, r], nan=-1.0),  # a searched LR: one of its own (ladder_runs)
+                         "seed": np.asarray(data.seeds)[s],
                          "outcome": "completed", "value": data.loss[v, r, s], "loss": data.loss[v, r, s],
                          "compute": data.compute[v, r], "params": data.params[v, r]}, columns=COLUMNS)
     return DecisionRuns(runs, list(data.rungs), {sweep: list(data.variants)},

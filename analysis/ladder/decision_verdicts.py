@@ -67,12 +67,13 @@ def best_lrs(runs: pd.DataFrame) -> dict[tuple, float]:
 
 def pair_cells(runs: pd.DataFrame, first: str, second: str, lrs: dict) -> Cells:
     """The two variants' runs at one rung of one sweep, each at its LR in `lrs`, as a `Cells` against `first`."""
+    keys = zip(runs["sweep"], runs["variant"], runs["rung"], runs["lr"])
     keep = np.array([variant in (first, second) and lr == lrs.get((sweep, variant, rung))
-                     for sweep, variant, rung, lr in zip(runs["sweep"], runs["variant"], runs["rung"], runs["lr"])], dtype=bool)
+                     for sweep, variant, rung, lr in keys], dtype=bool)
     chosen = runs[keep]
+    rows = zip(chosen["variant"], chosen["seed"], chosen["outcome"], chosen["value"])
     return Cells(first, tuple((variant, None, int(seed), False, outcome, float(value))
-                              for variant, seed, outcome, value in zip(chosen["variant"], chosen["seed"], chosen["outcome"],
-                                                                       chosen["value"])))
+                              for variant, seed, outcome, value in rows))
 
 
 def judge(runs: pd.DataFrame, first: str, second: str, lrs: dict, min_effect: float) -> dict | None:

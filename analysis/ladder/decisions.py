@@ -136,7 +136,8 @@ def decision_accuracy(data: DecisionRuns, target: float = TARGET, min_effect: fl
                       replicates: int = REPLICATES, seed: int = BOOTSTRAP_SEED) -> DecisionAccuracy:
     """Decision accuracy of every rung below the reference, every decision's picks, and the cheapest rung that
     meets `target` (see the module docstring)."""
-    decisions = [Decision(sweep, a, b) for sweep, variants in data.variants.items() for a, b in itertools.combinations(variants, 2)]
+    decisions = [Decision(sweep, a, b) for sweep, variants in data.variants.items()
+                 for a, b in itertools.combinations(variants, 2)]
     judged = _judged(data, decisions, min_effect)
     order = {d: ORDER[str(judged[(d, data.reference)]["verdict"])] for d in decisions
              if reference_class(judged.get((d, data.reference))) == DECIDED}

@@ -30,8 +30,9 @@ def figure(ctx: Context) -> Plot:
 
 def _accuracy(ax, result) -> None:
     rungs = result.rungs.dropna(subset=["accuracy"])
-    ax.errorbar(rungs["compute_share"], rungs["accuracy"], yerr=[rungs["accuracy"] - rungs["low"], rungs["high"] - rungs["accuracy"]],
-                fmt="o", color=PALETTE[0], capsize=3, label="decision accuracy (95%)")
+    below, above = rungs["accuracy"] - rungs["low"], rungs["high"] - rungs["accuracy"]
+    ax.errorbar(rungs["compute_share"], rungs["accuracy"], yerr=[below, above], fmt="o", color=PALETTE[0], capsize=3,
+                label="decision accuracy (95%)")
     ax.axhline(result.target, color="0.3", linestyle="--", linewidth=1, label=f"target {result.target:g}")
     ax.set(xscale="log", ylim=(-0.05, 1.05), xlabel="compute, share of the reference's (one tick a rung)",
            ylabel="decision accuracy")

@@ -29,7 +29,8 @@ def test_at_least_ten_binary_decisions_each_a_ladder_of_four_rungs_under_mup(tun
         plan = expand(bench.ladder_ablation(d.name, carried(d)))
         assert {arm.split("@")[0] for arm in plan.arms} == set(d.arms) and len(set(d.arms)) == 2
         assert {cell.model.d_model for cell in plan.cells} == set(bench.WIDTHS)
-        assert {(cell.model.parametrization, cell.model.mup_base_width) for cell in plan.cells} == {("mup", bench.WIDTHS[0])}
+        mup = {(cell.model.parametrization, cell.model.mup_base_width) for cell in plan.cells}
+        assert mup == {("mup", bench.WIDTHS[0])}
         assert len({cell.seed for cell in plan.cells}) == bench.SEEDS
         assert plan.baseline.split("@")[0] == d.arms[0] and plan.baseline.endswith(f"d_model={bench.WIDTHS[-1]}")
 
@@ -54,7 +55,8 @@ def test_the_smallest_rung_of_every_ladder_is_the_tuning_sweeps_cells(tuning):
 def test_every_arm_has_the_parameters_of_its_rungs_base():
     for d in bench.DECISIONS:
         plan = expand(bench.ladder_ablation(d.name, carried(d)))
-        for rung, cells in itertools.groupby(sorted(plan.cells, key=lambda c: c.model.d_model), key=lambda c: c.model.d_model):
+        width = lambda cell: cell.model.d_model  # noqa: E731
+        for rung, cells in itertools.groupby(sorted(plan.cells, key=width), key=width):
             base = calc.params(bench.BASE.replace(d_model=rung))
             assert all(abs(cell.params - base) <= 0.01 * base for cell in cells), (d.name, rung)
 

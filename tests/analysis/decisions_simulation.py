@@ -72,7 +72,8 @@ def main() -> None:
     parser.add_argument("--replays", type=int, default=200)
     parser.add_argument("--replicates", type=int, default=1000)
     args = parser.parse_args()
-    print(f"{len(GAPS)} decisions, {SEEDS} seeds, run noise {NOISE}; {args.replays} replays × {args.replicates} replicates")
+    print(f"{len(GAPS)} decisions, {SEEDS} seeds, run noise {NOISE}; {args.replays} replays × {args.replicates} "
+          "replicates")
     for r, row in enumerate(coverage(args.replays, args.replicates)):
         print(f"rung {r}: planted {row['planted']:.3f}  estimate {row['estimate']:.3f}  covered {row['covered']:.1%}  "
               f"width {row['width']:.3f}")

@@ -44,7 +44,8 @@ def write_decision(results, sweep: str, gaps: list[float], rungs: list, *, seeds
     return losses
 
 
-def runs_in_memory(all_gaps: list[list[float]], rungs: list, rng: np.random.Generator, seeds: int, noise: float) -> DecisionRuns:
+def runs_in_memory(all_gaps: list[list[float]], rungs: list, rng: np.random.Generator, seeds: int,
+                   noise: float) -> DecisionRuns:
     """`DecisionRuns` of one two-variant sweep per entry of `all_gaps`, drawn without a store (for simulations)."""
     rows = []
     for k, gaps in enumerate(all_gaps):
@@ -54,4 +55,4 @@ def runs_in_memory(all_gaps: list[list[float]], rungs: list, rng: np.random.Gene
                 rows += [(f"d{k}", variant, rung.label, 1e-3, seed, "completed", losses[v, r, seed], losses[v, r, seed],
                           rung.compute, rung.params) for seed in range(seeds)]
     runs = pd.DataFrame(rows, columns=COLUMNS)
-    return DecisionRuns(runs, [rung.label for rung in rungs], {f"d{k}": list(VARIANTS) for k in range(len(all_gaps))}, {}, [])
+    return DecisionRuns(runs, [rung.label for rung in rungs], {f"d{k}": list(VARIANTS) for k in range(len(all_gaps))})

@@ -26,8 +26,9 @@ def small_benchmark(monkeypatch):
     monkeypatch.setattr(bench, "ablation", bench.tuning_ablation())
 
 
-def runs_of(results, sweep: str) -> set[str]:
-    return {run for (run,) in db.connect(results).execute(f"SELECT run_id FROM sweep_cells WHERE sweep = '{sweep}'").fetchall()}
+def cells_of(results, sweep: str) -> list[tuple]:
+    """(arm, lr, run_id) of every cell of `sweep`."""
+    return db.connect(results).execute(f"SELECT arm, lr, run_id FROM sweep_cells WHERE sweep = '{sweep}'").fetchall()
 
 
 @pytest.mark.slow
@@ -41,11 +42,11 @@ def test_the_benchmark_tunes_carries_and_resumes(small_benchmark, tmp_path, trai
     assert "Decision accuracy of 2 decisions in 2 sweeps; the reference is the largest rung, d_model=48" in out
     table, _ = lr_sensitivity(load_sweep(results, bench.SWEEP), "final_val_loss")
     best = dict(zip(table["arm"], table["best_lr"]))
-    tuned = runs_of(results, bench.SWEEP)
+    tuned = {run for *_, run in cells_of(results, bench.SWEEP)}
     for d in bench.DECISIONS:
         written = (results / "decisions" / f"{d.name}.py").read_text()
         assert f"ladder_ablation({d.name!r}, {({arm: best[arm] for arm in d.arms})!r})" in written
-        cells = db.connect(results).execute(f"SELECT arm, lr, run_id FROM sweep_cells WHERE sweep = '{d.sweep}'").fetchall()
+        cells = cells_of(results, d.sweep)
         assert {(arm.split("@")[0], lr) for arm, lr, _ in cells} == {(arm, best[arm]) for arm in d.arms}
         smallest = {run for arm, _, run in cells if arm.endswith("@d_model=32")}
         assert len(smallest) == 2 * bench.SEEDS and smallest <= tuned  # adopted, not trained again

@@ -79,8 +79,9 @@ def test_each_rungs_accuracy_and_interval_match_the_planted_signs(result):
     assert result.rungs["meets"].tolist() == [False, False, True] and result.cheapest["rung"] == LABELS[2]
 
 
+@pytest.mark.slow
 def test_the_interval_covers_the_planted_accuracy_in_90_percent_of_replays():
-    for rung in simulation.coverage(replays=25, replicates=500):
+    for rung in simulation.coverage(replays=20, replicates=500):
         assert rung["covered"] >= 0.9, rung
 
 
@@ -92,6 +93,7 @@ def test_every_pair_of_a_sweeps_arms_is_a_decision(tmp_path):
     assert (found.rungs["accuracy"] == 1).all()  # the planted curves never cross
 
 
+@pytest.mark.slow
 def test_the_command_prints_the_tables_csv_and_json(store, capsys):
     assert main(["decisions", *SWEEPS, "--results", str(store), "--target", "0.75"]) == 0
     out = capsys.readouterr().out
@@ -109,8 +111,8 @@ def test_the_command_prints_the_tables_csv_and_json(store, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["steady", "stedy"], "no sweep named 'stedy' in the results store; did you mean 'steady'?"),
     (["steady", "steady"], "sweep 'steady' is named twice; name each sweep once."),
-    (["steady", "--metric", "final_val_los"], "metric 'final_val_los' is not a numeric column of the runs view; did you "
-                                              "mean 'final_val_loss'?"),
+    (["steady", "--metric", "final_val_los"],
+     "metric 'final_val_los' is not a numeric column of the runs view; did you mean 'final_val_loss'?"),
     (["steady", "--target", "1.5"], "--target 1.5 is invalid: a decision accuracy, in (0, 1]."),
     (["steady", "--min-effect", "0"], "--min-effect 0 is invalid: must be a positive number (nats)."),
     (["steady", "--data", "x.txt"], "--data needs --run (it is the corpus the benchmark trains on)."),
