@@ -1,6 +1,6 @@
 """Simulated decision benchmarks with a known truth, for the intervals of `harness decisions` (tests, docs).
 
-    python tests/analysis/decisions_simulation.py [--replays 200] [--replicates 1000]
+    python tests/analysis/decisions_simulation.py [--replays 200] [--replicates 1000] [--borderline]
 
 Each replay draws a benchmark of planted decisions (`SCENARIOS`: per decision the true loss difference of its
 second variant from its first at each rung; tests/analysis/decisions_synthetic.py adds a shared per-seed offset
@@ -36,6 +36,9 @@ SCENARIOS = {
     "null": [[0.0] * 4],  # the reference rarely resolves it: counted apart
 }
 GAPS = [gaps for group in SCENARIOS.values() for gaps in group]
+# A harder benchmark: every decision small below the reference (±0.005 to ±0.015, one to three paired standard
+# deviations of a three-seed mean), so that most small-rung picks are near coin tosses.
+BORDERLINE = [[sign * step, -sign * step, sign * step, -0.04] for step in (0.005, 0.01, 0.015) for sign in (1, -1)] * 2
 
 
 def planted_accuracy(gaps: np.ndarray, order: np.ndarray, rung: int) -> float:
@@ -71,10 +74,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--replays", type=int, default=200)
     parser.add_argument("--replicates", type=int, default=1000)
+    parser.add_argument("--borderline", action="store_true", help="the harder benchmark, BORDERLINE, instead of GAPS")
     args = parser.parse_args()
-    print(f"{len(GAPS)} decisions, {SEEDS} seeds, run noise {NOISE}; {args.replays} replays × {args.replicates} "
+    gaps = BORDERLINE if args.borderline else GAPS
+    print(f"{len(gaps)} decisions, {SEEDS} seeds, run noise {NOISE}; {args.replays} replays × {args.replicates} "
           "replicates")
-    for r, row in enumerate(coverage(args.replays, args.replicates)):
+    for r, row in enumerate(coverage(args.replays, args.replicates, gaps=gaps)):
         print(f"rung {r}: planted {row['planted']:.3f}  estimate {row['estimate']:.3f}  covered {row['covered']:.1%}  "
               f"width {row['width']:.3f}")
 
