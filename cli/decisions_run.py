@@ -94,10 +94,19 @@ def _tuned(results_dir) -> bool:
     return not info.running and info.n_done > 0
 
 
+OWN_OPTIONS = ("--results", "--name")  # the benchmark names its sweeps and gives every launch its --results
+
+
 def run_benchmark(args: argparse.Namespace, analyse) -> int:
     """Stage 1, the tuned LRs, stage 2 (one launch per decision), then `analyse(the decisions' sweeps)`."""
     import db
     from ablations.decisions import DECISIONS, SWEEP
+    from errors import ConfigError
+
+    given = [option for option in args.sweeps if option.split("=", 1)[0] in OWN_OPTIONS]
+    if given:
+        raise ConfigError(f"{given[0].split('=', 1)[0]} after `--` is not for the benchmark's sweeps: give --results "
+                          "before `--`; the sweeps are named decisions and decisions.<decision>.")
 
     results_dir = Path(db.resolve_results_dir(args.results))
     options = ["--results", str(results_dir), *(["--set", f"source={args.data}"] if args.data else []), *args.sweeps]

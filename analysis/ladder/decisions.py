@@ -76,6 +76,7 @@ def _judged(data: DecisionRuns, decisions: list[Decision], min_effect: float) ->
 
 
 def _pick_rows(data: DecisionRuns, decisions: list[Decision], judged: dict, order: dict) -> pd.DataFrame:
+    """`PICK_COLUMNS`: every judged decision at every rung; `agrees` only for those the reference orders."""
     rows = []
     for d in decisions:
         for rung in data.rungs:
@@ -101,6 +102,7 @@ def _settling(data: DecisionRuns, picks: pd.DataFrame, d: Decision, order: int) 
 
 
 def _decision_rows(data: DecisionRuns, decisions: list[Decision], judged: dict, picks: pd.DataFrame) -> pd.DataFrame:
+    """`DECISION_COLUMNS`: every decision, its reference verdict and, for a scored one, its winner and flips."""
     rows = []
     for d in decisions:
         row = judged.get((d, data.reference))
