@@ -124,12 +124,15 @@ def _union(points) -> Any:
 
 
 def tuning_ablation() -> Ablation:
-    """Stage 1: every arm at the smallest rung × every LR of `LRS` × `SEEDS`, at equal parameters."""
+    """Stage 1: every arm at the smallest rung × every LR of `LRS` × `SEEDS`, at equal parameters. Its steps are the
+    ladder's floor of the smallest rung's tokens over a step's, given as steps (not as a token budget) so that a
+    `--set steps=N` smoke run of the library is short."""
     points = arm_points()
+    steps = TOKENS[0] // (TRAIN["batch_size"] * TRAIN["seq_len"])
     return Ablation(
         SWEEP, "At the smallest rung of the decision benchmark, which learning rate does each arm want?", base=BASE,
         grid=_union(list(points.values())), lrs=list(LRS), seeds=SEEDS, match="params", solve="d_ff",
-        budget={"tokens": TOKENS[0]}, train=TRAIN, arms=_labels(),
+        train={**TRAIN, "steps": steps}, arms=_labels(),
     )
 
 
