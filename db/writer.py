@@ -54,6 +54,19 @@ def _check_step(step: Any) -> int:
     return step
 
 
+def _check_open_arguments(run_id: str, resume: bool, resume_from_step, flush_rows, claim) -> None:
+    """DbError for an invalid run id, a resume step that contradicts `resume`, a bad flush size or claim."""
+    check_run_id(run_id)
+    if resume and resume_from_step is None:
+        raise DbError(f"resume_from_step=None is invalid for resume=True (run {run_id!r}): pass the step the run resumes from.")
+    if not resume and resume_from_step is not None:
+        raise DbError(f"resume_from_step={resume_from_step!r} is only valid with resume=True (run {run_id!r}).")
+    if not isinstance(flush_rows, int) or flush_rows < 1:
+        raise DbError(f"flush_rows={flush_rows!r} is invalid: must be an integer ≥ 1.")
+    if claim is not None and (isinstance(claim, bool) or not isinstance(claim, int) or claim < 0):
+        raise DbError(f"claim={claim!r} is invalid: expected an integer ≥ 0 (a claim generation) or None.")
+
+
 def _check_identity(identity: Mapping[str, Any]) -> None:
     """sweep/arm text, seed/params integers, flops_per_token a number; each may be None."""
     kinds = {"sweep": (str,), "arm": (str,), "seed": (int,), "params": (int,), "flops_per_token": (int, float)}
@@ -152,18 +165,10 @@ class RunWriter:
         "Fencing"): opening fences out every earlier generation, or raises `SupersededError` (`_fence`). `provenance`:
         which code and machine write the segment (db/provenance.py's columns; the training logger records them).
         """
-        check_run_id(run_id)
-        if resume and resume_from_step is None:
-            raise DbError(f"resume_from_step=None is invalid for resume=True (run {run_id!r}): pass the step the run resumes from.")
-        if not resume and resume_from_step is not None:
-            raise DbError(f"resume_from_step={resume_from_step!r} is only valid with resume=True (run {run_id!r}).")
-        if not isinstance(flush_rows, int) or flush_rows < 1:
-            raise DbError(f"flush_rows={flush_rows!r} is invalid: must be an integer ≥ 1.")
+        _check_open_arguments(run_id, resume, resume_from_step, flush_rows, claim)
         start_step = _check_step(resume_from_step) if resume else 0
         identity = {"sweep": sweep, "arm": arm, "seed": seed, "params": params, "flops_per_token": flops_per_token}
         _check_identity(identity)
-        if claim is not None and (isinstance(claim, bool) or not isinstance(claim, int) or claim < 0):
-            raise DbError(f"claim={claim!r} is invalid: expected an integer ≥ 0 (a claim generation) or None.")
         results_dir = Path(results_dir)
         results_dir.mkdir(parents=True, exist_ok=True)
         ensure_version_file(results_dir)

@@ -94,7 +94,7 @@ def _loaded(results_dir, names: list[str]) -> Iterator[Sweep]:
         info, members = sweep_info(con, name), membership_sql(con, name)
         con.execute(f"CREATE OR REPLACE TEMP TABLE sweep_runs AS {members}")
         runs = con.sql("SELECT * FROM sweep_runs").df()
-        yield Sweep(con, info, members, runs.assign(lr=pd.to_numeric(runs["lr"], errors="coerce")))
+        yield Sweep(con, info, members, results_dir, runs.assign(lr=pd.to_numeric(runs["lr"], errors="coerce")))
 
 
 def decision_runs(results_dir, sweeps: list[str], metric: str) -> DecisionRuns:
