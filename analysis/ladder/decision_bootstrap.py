@@ -32,11 +32,15 @@ BOOTSTRAP_SEED = 0  # the same store gives the same intervals
 
 
 def order_draws(rows: list[dict], replicates: int, rng: np.random.Generator) -> np.ndarray:
-    """[B, D] each decision's order (−1 the second variant ahead, +1 the first) in each replicate."""
+    """[B, D] each decision's order (−1 the second variant ahead, +1 the first) in each replicate. A row whose
+    order is set by discordant divergences (one side diverged on seeds where the other completed: ranked behind,
+    as the row's `direction` says) keeps that order in every replicate; the rest draw their loss difference."""
     draws = np.empty((replicates, len(rows)), dtype=int)
     for k, row in enumerate(rows):
         n, delta, low, high = row["n"] or 0, row["delta"], row["delta_ci_low"], row["delta_ci_high"]
-        if n >= 2 and all(math.isfinite(v) for v in (delta, low, high)):
+        if (row.get("arm_only") or 0) != (row.get("baseline_only") or 0):
+            draws[:, k] = row["direction"]
+        elif n >= 2 and all(math.isfinite(v) for v in (delta, low, high)):
             se = (high - low) / (2 * scipy_stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1))
             means = delta + se * rng.standard_t(n - 1, replicates)
             draws[:, k] = np.sign(means)

@@ -18,7 +18,6 @@ From the row, two things are read:
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -44,10 +43,9 @@ class Decision(NamedTuple):
 
 def pick(row: dict) -> int:
     """The order a comparison row points to, resolved or not: −1 the arm (second variant) ahead, +1 the baseline,
-    0 no evidence. The sign of its loss difference, until `comparison_table` gives `direction` (issue 23), which
-    also counts discordant divergences."""
-    delta = row["delta"]
-    return 0 if delta is None or math.isnan(delta) else int(np.sign(delta))
+    0 no evidence. It is the row's `direction` (the one outcome model: the side with more discordant divergences is
+    behind, else the sign of the loss difference)."""
+    return int(row["direction"] or 0)
 
 
 def reference_class(row: dict | None) -> str:

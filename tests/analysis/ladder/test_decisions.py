@@ -126,3 +126,15 @@ def test_bad_input_is_one_line_and_exit_2(store, capsys, argv, message):
 def test_a_sweep_that_is_no_ladder_is_refused(planted_store, capsys):
     assert main(["decisions", "planted", "--results", str(planted_store[0])]) == 2
     assert "sweep 'planted' is not a ladder: no arm has finished runs at two sizes" in capsys.readouterr().err
+
+
+def test_a_rung_whose_survivors_look_better_picks_the_side_that_did_not_diverge(tmp_path):
+    # The second variant is 0.05 ahead on every seed it finishes, but diverges on half the seeds of rung 0 (where
+    # the first completes) and on every seed of the reference: discordant divergences rank it behind (the one
+    # outcome model), so rung 0 picks the first variant, as the reference decides; rungs 1 and 2 see no
+    # divergence and pick the second.
+    diverged = {(1, 0, seed) for seed in range(3)} | {(1, 3, seed) for seed in range(6)}
+    planted.write_decision(tmp_path, "survivor", [-0.05] * 4, RUNGS, seeds=6, noise=0.005, diverged=diverged)
+    found = decision_accuracy(decision_runs(tmp_path, ["survivor"], "final_val_loss"))
+    assert found.decisions["reference"].tolist() == ["decided"] and found.decisions["winner"].tolist() == ["first"]
+    assert found.rungs["agree"].tolist() == [1, 0, 0]
