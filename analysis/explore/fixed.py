@@ -88,7 +88,7 @@ def _spikes(ctx: Context) -> Figure:
               for arm, rows in frame.groupby("arm")]
     labels = [ctx.sweep.shown(arm) for arm in ctx.colors]
     fig = {"data": traces, "layout": layout(["arm"], [{"title": {"text": "step"}}],
-                                            [{"type": "category", "categoryorder": "array", "categoryarray": labels[::-1]}],
+                                            [{"type": "category", "categoryorder": "array", "categoryarray": labels[::-1], "automargin": True}],
                                             height=max(200, 60 + 40 * len(labels)))} if traces else None
     caption = "Each marker is one event of one run (all LRs): ● loss spike, ▲ grad-norm spike, × divergence; hover one for its run and seed."
     return Figure("spikes", "Spike and divergence timeline", caption, [sql], fig)

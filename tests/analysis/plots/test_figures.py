@@ -113,3 +113,17 @@ def test_a_band_on_a_log_axis_follows_the_curve_instead_of_falling_to_the_axis(s
     assert (at_end.min(), at_end.max()) == pytest.approx((low, high), rel=1e-6)
     line = [line for line in ax.get_lines() if line.get_label() == "base"][0]
     assert line.get_ydata()[-1] == pytest.approx(mean, rel=1e-6)  # the geometric mean, not the arithmetic one
+
+
+def test_the_spike_timeline_makes_room_for_wide_arm_names(tmp_path):
+    import synthetic
+
+    wide = "WMWMWMWMWMWMWMWMWMWMWMWMWMWM"  # as many letters as a narrow name takes twice the room
+    synthetic.write_planted(tmp_path, "wide", {wide: (0.0, 0.01, 2), "base": (0.1, 0.01, 2)}, steps=12, spikes=(3,))
+    figure = FIGURES["spikes"](make_context(load_sweep(tmp_path, "wide"), "final_val_loss", baseline="base")).figure
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    labels = [label for label in figure.axes[0].get_yticklabels() if label.get_text()]
+    assert {label.get_text() for label in labels} == {wide, "base"}
+    for label in labels:
+        assert label.get_window_extent(canvas.get_renderer()).x0 >= 0, label.get_text()
