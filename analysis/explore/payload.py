@@ -1,5 +1,6 @@
-"""What the page's script draws from: every finished run with its outcome, each run's loss curves, the arms'
-colours and labels, and the figures that need no filtering as ready Plotly JSON (`analysis.explore.fixed`).
+"""What the page's script draws from: every finished run with its outcome, each run's signals for the loss curves
+and the one-run view (`analysis.explore.run_data`), the arms' colours and labels, and the figures that need no
+filtering as ready Plotly JSON (`analysis.explore.fixed`).
 
 The LR figure and the loss curves are computed in the page from the runs, so that the arm, LR and seed
 filters and the smoothing apply to means and bands, not only to what is shown; they follow the same rules as
@@ -14,7 +15,8 @@ from matplotlib.colors import to_hex
 from analysis.bands import T_FROM, describe, t_quantiles
 from analysis.explore import fixed
 from analysis.explore.fixed import Figure
-from analysis.plots import curves, lr
+from analysis.explore.run_data import run_view
+from analysis.plots import lr
 from analysis.plots.base import Context
 
 DEFAULT_EMA = 0.6  # light smoothing of the training curves by default; the page has a slider (0: none)
@@ -24,12 +26,6 @@ def _runs(runs: pd.DataFrame) -> list[dict]:
     """One record per run with an outcome: its identity, outcome, metric and ℓ (the LR figure's value)."""
     columns = ["run_id", "arm", "lr", "seed", "outcome", "value", "loss"]
     return runs[columns].sort_values(["arm", "lr", "seed"]).to_dict("records")
-
-
-def _curves(frames: dict[str, pd.DataFrame]) -> dict[str, dict[str, list]]:
-    """series → run_id → [steps, values]."""
-    return {name: {run: [rows["step"].tolist(), rows["value"].tolist()] for run, rows in frame.groupby("run_id")}
-            for name, frame in frames.items()}
 
 
 def _computed(ctx: Context, lr_sql: list[str], curves_sql: list[str]) -> list[Figure]:
@@ -45,11 +41,11 @@ def _computed(ctx: Context, lr_sql: list[str], curves_sql: list[str]) -> list[Fi
             Figure("curves", "Loss curves by arm", curves_caption, curves_sql)]
 
 
-def explore(ctx: Context) -> tuple[list[Figure], dict]:
-    """The page's figures, in order (the LR figure and the loss curves first), and the data its script draws from."""
+def computed_data(ctx: Context) -> tuple[dict, list[str], list[str], dict[str, str]]:
+    """What the LR figure, the loss curves and the one-run view are drawn from (the page's JSON), the SQL of the
+    two figures, and that of the one-run view by what it fed."""
     _, runs, lr_sql = lr.points(ctx)
-    frames, curves_sql = curves.series(ctx)
-    drawn = [build(ctx) for build in fixed.FIGURES.values()]
+    view = run_view(ctx.sweep)
     data = {
         "metric": ctx.metric, "baseline": ctx.baseline, "ema": DEFAULT_EMA, "t_from": T_FROM, "t975": t_quantiles(),
         "arms": [{"name": arm, "label": ctx.sweep.shown(arm), "color": to_hex(ctx.colors[arm]),
@@ -57,7 +53,15 @@ def explore(ctx: Context) -> tuple[list[Figure], dict]:
         "lrs": sorted(runs["lr"].dropna().unique().tolist()),
         "seeds": sorted(runs["seed"].dropna().unique().tolist()),
         "runs": _runs(runs),
-        "curves": _curves(frames),
-        "fixed": {figure.name: figure.plotly for figure in drawn},
+        **view.data(),
     }
-    return _computed(ctx, lr_sql, curves_sql) + drawn, data
+    return data, lr_sql, [view.sql["losses"]], view.sql
+
+
+def explore(ctx: Context) -> tuple[list[Figure], dict, list[str]]:
+    """The page's figures, in order (the LR figure and the loss curves first), the data its script draws from, and
+    the SQL of the one-run view."""
+    data, lr_sql, curves_sql, view_sql = computed_data(ctx)
+    drawn = [build(ctx) for build in fixed.FIGURES.values()]
+    data["fixed"] = {figure.name: figure.plotly for figure in drawn}
+    return _computed(ctx, lr_sql, curves_sql) + drawn, data, list(view_sql.values())

@@ -12,11 +12,13 @@ from datetime import datetime, timezone
 from html import escape
 from importlib import resources
 
+import pandas as pd
+
 from analysis.comparison import OBSERVED
 from analysis.report.answer import answer
-from analysis.report.html import sql_block, table
+from analysis.report.html import missing, run_link, sql_block, table
 from analysis.report.ladder import section as ladder_section
-from analysis.source import INTERRUPTED_STATE, RUNNING_STATE, SweepInfo
+from analysis.source import FINISHED, INTERRUPTED_STATE, RUNNING_STATE, SweepInfo
 from analysis.stats import ALPHA
 from analysis.verdict_rules import OTHERWISE, OTHERWISE_CONDITION, RULES
 
@@ -84,17 +86,50 @@ def _method(analysis) -> str:
     )
 
 
+def _finished(analysis):
+    """The sweep's finished runs (completed or diverged): what the one-run view holds."""
+    runs = analysis.sweep.runs
+    return runs[runs["status"].isin(FINISHED)].sort_values(["arm", "lr", "seed", "run_id"])
+
+
+def _run_links(analysis, arm: str, lr) -> str:
+    """Links to the finished runs of (arm, lr), each shown by its seed."""
+    runs = _finished(analysis)
+    here = runs[(runs["arm"] == arm) & ((runs["lr"] == lr) | (runs["lr"].isna() & missing(lr)))]
+    return " ".join(run_link(run_id, str(seed)) for run_id, seed in zip(here["run_id"], here["seed"]))
+
+
 def details_frame(analysis):
-    """The per-(arm, LR) comparison as shown: arm labels, the two seed plans labelled by what they resolve."""
-    frame = analysis.comparison.assign(arm=analysis.comparison["arm"].map(analysis.sweep.shown))
+    """The per-(arm, LR) comparison as shown: arm labels, the two seed plans labelled by what they resolve, and the
+    row's runs (links, by seed)."""
+    comparison = analysis.comparison
+    runs = [_run_links(analysis, arm, lr) for arm, lr in zip(comparison["arm"], comparison["lr"])]
+    frame = comparison.assign(arm=comparison["arm"].map(analysis.sweep.shown), runs=runs)
     return frame.rename(columns={"seeds_needed": f"seeds_needed (±{analysis.min_effect:g})",
                                  OBSERVED: "seeds_needed (observed Δ)"})
 
 
 def _details(analysis) -> str:
-    rendered = table(details_frame(analysis), labelled=("verdict",))
-    return (f'<h2>By arm and LR</h2><p>Each arm against the baseline at the same LR.</p>'
-            f'<div class="scroll sticky-first" id="details">{rendered}</div>{sql_block(analysis.sql)}')
+    rendered = table(details_frame(analysis), labelled=("verdict",), markup=("runs",))
+    return (f'<h2>By arm and LR</h2><p>Each arm against the baseline at the same LR; a seed under <i>runs</i> opens that '
+            f'run.</p><div class="scroll sticky-first" id="details">{rendered}</div>{sql_block(analysis.sql)}')
+
+
+def runs_frame(analysis):
+    """One row per finished run: its id (a link to the one-run view), arm, LR, seed, status, metric and divergence."""
+    runs = _finished(analysis)
+    metric = analysis.metric
+    return pd.DataFrame({"run": [run_link(run_id) for run_id in runs["run_id"]], "arm": runs["arm"].map(analysis.sweep.shown),
+                         "lr": runs["lr"], "seed": runs["seed"], "status": runs["status"], metric: runs[metric],
+                         "diverged_at_step": runs["diverged_at_step"].astype("Int64"), "steps": (runs["last_step"] + 1).astype("Int64")})
+
+
+def _runs(analysis) -> str:
+    rendered = table(runs_frame(analysis), markup=("run",))
+    count = len(_finished(analysis))
+    return (f'<details class="runs" id="runs"><summary><h2>Runs ({count})</h2></summary><p>Every finished run; its id '
+            f'opens everything it recorded.</p><div class="scroll sticky-first">{rendered}</div>'
+            f"{sql_block([analysis.sweep.sql('SELECT * FROM sweep_runs ORDER BY arm, lr, seed, run_id')])}</details>")
 
 
 def _scale(analysis) -> str:
@@ -118,7 +153,7 @@ def render(info: SweepInfo, analysis=None, figures: list[str] = (), scripts: lis
     if analysis is None:
         parts.append("<p>No cell has finished yet: results appear here as cells finish.</p>")
     else:
-        parts += [answer(analysis), _details(analysis), _scale(analysis), ladder_section(analysis), "<h2>Figures</h2>", *figures,
-                  _method(analysis)]
+        parts += [answer(analysis), _details(analysis), _runs(analysis), _scale(analysis), ladder_section(analysis),
+                  "<h2>Figures</h2>", *figures, _method(analysis)]
     parts += [f"<script>{static('report.js')}</script>", *scripts, "</body></html>"]
     return "".join(parts)

@@ -78,12 +78,12 @@ def render_report(
         return Rendered(info)
     check_finished(data)
     analysis = analyse(data, metric, baseline, min_effect)
-    figures, payload = explore(make_context(data, metric, analysis.baseline))
+    figures, payload, run_sql = explore(make_context(data, metric, analysis.baseline))
     if analysis.ladder is not None:
         from analysis.explore.ladder import ladder_figure
 
         payload["fixed"]["ladder"] = ladder_figure(analysis.ladder, metric)
-    return Rendered(info, analysis, section(figures), list(scripts(payload)))
+    return Rendered(info, analysis, section(figures, run_sql), list(scripts(payload)))
 
 
 def write_page(page: str, out: Path, tag: str = "") -> None:

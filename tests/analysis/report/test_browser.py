@@ -78,7 +78,7 @@ def move(session, x: float, y: float, click: bool = False) -> None:
 
 def test_the_page_opens_without_console_errors_and_draws_every_figure(fresh):
     drawn = fresh.execute_script(
-        "return Array.prototype.map.call(document.querySelectorAll('.plot:not(#plot-run)'), function (p) {"
+        "return Array.prototype.map.call(document.querySelectorAll('figure .plot'), function (p) {"
         " return [p.id, p.querySelectorAll('.main-svg').length > 0]; });")
     assert drawn and all(ok for _, ok in drawn), drawn
     assert len(drawn) == 6  # the seventh, the spike timeline, has no event here: one line instead of an empty box
@@ -128,8 +128,8 @@ def test_clicking_a_run_opens_its_curves(fresh):
     runs = [t for t in traces(fresh, "plot-lr", "softcap") if t["mode"] == "markers" and t["customdata"]]
     run_id = runs[-1]["customdata"][0][0]
     move(fresh, x, y, click=True)
-    assert fresh.find_element(By.ID, "run-info").text.startswith(f"run {run_id}: softcap, LR 0.001, seed ")
-    assert fresh.find_elements(By.CSS_SELECTOR, "#plot-run .main-svg")
+    assert fresh.find_element(By.CSS_SELECTOR, "#run-detail .run-title").text.startswith(f"run {run_id}: softcap, LR 0.001, seed ")
+    assert fresh.find_elements(By.CSS_SELECTOR, "#run-detail .run-panel .main-svg")
 
 
 def test_the_tables_sort_on_a_header_click(fresh):
