@@ -15,7 +15,8 @@ from matplotlib.colors import to_hex
 from analysis.bands import T_FROM, describe, t_quantiles
 from analysis.explore import fixed
 from analysis.explore.fixed import Figure
-from analysis.explore.run_data import run_view
+from analysis.explore.run_data import LOSSES, metric_series, run_view, runs_where
+from analysis.frames import CURVE_POINTS
 from analysis.plots import lr
 from analysis.plots.base import Context
 
@@ -28,7 +29,7 @@ def _runs(runs: pd.DataFrame) -> list[dict]:
     return runs[columns].sort_values(["arm", "lr", "seed"]).to_dict("records")
 
 
-def _computed(ctx: Context, lr_sql: list[str], curves_sql: list[str]) -> list[Figure]:
+def computed_figures(ctx: Context, lr_sql: list[str], curves_sql: list[str]) -> list[Figure]:
     """The two figures the page computes from the runs, with their captions."""
     lr_caption = (f"Mean {ctx.metric} over the selected seeds of each arm at each LR; a diverged run counts as the loss at "
                   f"initialization ℓ₀, and an × marks an LR where some selected seed diverged. {describe('Each error bar')} "
@@ -41,11 +42,11 @@ def _computed(ctx: Context, lr_sql: list[str], curves_sql: list[str]) -> list[Fi
             Figure("curves", "Loss curves by arm", curves_caption, curves_sql)]
 
 
-def computed_data(ctx: Context) -> tuple[dict, list[str], list[str], dict[str, str]]:
-    """What the LR figure, the loss curves and the one-run view are drawn from (the page's JSON), the SQL of the
-    two figures, and that of the one-run view by what it fed."""
+def figure_data(ctx: Context) -> tuple[dict, list[str], list[str]]:
+    """What the LR figure and the loss curves are drawn from (the page's JSON: arms, runs, their loss curves) and the
+    SQL of the two."""
     _, runs, lr_sql = lr.points(ctx)
-    view = run_view(ctx.sweep)
+    losses, loss_sql = metric_series(ctx.sweep, LOSSES, CURVE_POINTS, runs_where())
     data = {
         "metric": ctx.metric, "baseline": ctx.baseline, "ema": DEFAULT_EMA, "t_from": T_FROM, "t975": t_quantiles(),
         "arms": [{"name": arm, "label": ctx.sweep.shown(arm), "color": to_hex(ctx.colors[arm]),
@@ -53,15 +54,18 @@ def computed_data(ctx: Context) -> tuple[dict, list[str], list[str], dict[str, s
         "lrs": sorted(runs["lr"].dropna().unique().tolist()),
         "seeds": sorted(runs["seed"].dropna().unique().tolist()),
         "runs": _runs(runs),
-        **view.data(),
+        "curves": losses,
     }
-    return data, lr_sql, [view.sql["losses"]], view.sql
+    return data, lr_sql, [loss_sql]
 
 
 def explore(ctx: Context) -> tuple[list[Figure], dict, list[str]]:
-    """The page's figures, in order (the LR figure and the loss curves first), the data its script draws from, and
-    the SQL of the one-run view."""
-    data, lr_sql, curves_sql, view_sql = computed_data(ctx)
+    """The page's figures, in order (the LR figure and the loss curves first), the data its script draws from (the
+    one-run view's too), and the SQL of the one-run view."""
+    data, lr_sql, curves_sql = figure_data(ctx)
+    view = run_view(ctx.sweep, loss_points=None)
     drawn = [build(ctx) for build in fixed.FIGURES.values()]
-    data["fixed"] = {figure.name: figure.plotly for figure in drawn}
-    return _computed(ctx, lr_sql, curves_sql) + drawn, data, list(view_sql.values())
+    data["curves"].update(view.curves)
+    data.update(layers=view.layers, events=view.events, info=view.info,
+                fixed={figure.name: figure.plotly for figure in drawn})
+    return computed_figures(ctx, lr_sql, curves_sql) + drawn, data, [*curves_sql, *view.sql.values()]

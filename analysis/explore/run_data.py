@@ -48,8 +48,9 @@ class RunView:
         return {"curves": self.curves, "layers": self.layers, "events": self.events, "info": self.info}
 
 
-def _which(run_id: str | None, statuses: tuple[str, ...] | None) -> str:
-    """The condition on `r` (a `sweep_runs` row) choosing the runs shown."""
+def runs_where(run_id: str | None = None, statuses: tuple[str, ...] | None = FINISHED) -> str:
+    """The condition on `r` (a `sweep_runs` row) choosing the runs shown: those with `statuses` (None: any), or
+    `run_id` alone."""
     found = [f"r.status IN ({', '.join(map(quote_literal, statuses))})"] if statuses else []
     found += [f"r.run_id = {quote_literal(run_id)}"] if run_id is not None else []
     return " AND ".join(found) or "true"
@@ -110,15 +111,16 @@ def _facts(row: dict) -> dict:
 
 
 def run_view(sweep: Sweep, run_id: str | None = None, statuses: tuple[str, ...] | None = FINISHED,
-             loss_points: int = CURVE_POINTS, points: int = RUN_POINTS) -> RunView:
-    """The one-run view's data of the sweep's runs with `statuses` (None: any), or of `run_id` alone."""
-    where = _which(run_id, statuses)
-    losses, loss_sql = metric_series(sweep, LOSSES, loss_points, where)
+             loss_points: int | None = CURVE_POINTS, points: int = RUN_POINTS) -> RunView:
+    """The one-run view's data of the sweep's runs with `statuses` (None: any), or of `run_id` alone; `loss_points`
+    None leaves the loss curves out (the report has them already, for its loss figure)."""
+    where = runs_where(run_id, statuses)
+    losses, loss_sql = metric_series(sweep, LOSSES, loss_points, where) if loss_points else ({}, None)
     signals, signal_sql = metric_series(sweep, SIGNALS, points, where)
     layers, layer_sql = layer_series(sweep, points, where)
     events, event_sql = run_events(sweep, where)
     runs = sweep.runs if run_id is None else sweep.runs[sweep.runs["run_id"] == run_id]
     runs = runs if not statuses else runs[runs["status"].isin(statuses)]
     info = {row["run_id"]: _facts(row) for row in runs.to_dict("records")}
-    return RunView({**losses, **signals}, layers, events, info,
-                   {"losses": loss_sql, "signals": signal_sql, "layers": layer_sql, "events": event_sql})
+    sql = {"losses": loss_sql, "signals": signal_sql, "layers": layer_sql, "events": event_sql}
+    return RunView({**losses, **signals}, layers, events, info, {name: text for name, text in sql.items() if text})

@@ -42,12 +42,16 @@ def _status(info: SweepInfo) -> str:
     return f'<p class="status">{progress}: finished.</p>'
 
 
-def _head(info: SweepInfo) -> str:
+def _head(info: SweepInfo, index: str | None) -> str:
     reload = f' data-reload="{REFRESH_SECONDS}"' if info.state == RUNNING_STATE else ""
+    served = f' data-index="{escape(index)}"' if index else ""
+    crumbs = f'<p class="crumbs"><a href="{escape(index)}">all sweeps</a></p>' if index else ""
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>harness report: {escape(info.name)}</title><style>{static('report.css')}</style></head><body{reload}>"
+        f"<title>harness report: {escape(info.name)}</title><style>{static('report.css')}</style></head>"
+        f"<body{reload}{served}>"
+        f"{crumbs}"
     )
 
 
@@ -146,10 +150,12 @@ def _scale(analysis) -> str:
     return f'<h2>Across scales</h2>{method}{verdict}<div class="scroll">{table(scale.table)}</div>{sql_block(scale.sql)}'
 
 
-def render(info: SweepInfo, analysis=None, figures: list[str] = (), scripts: list[str] = ()) -> str:
+def render(info: SweepInfo, analysis=None, figures: list[str] = (), scripts: list[str] = (),
+           index: str | None = None) -> str:
     """The whole page; with no analysis (nothing finished yet) just the sweep's progress. `scripts`: the
-    figures' data and scripts (HTML, after the page's own script)."""
-    parts = [_head(info), _intro(info)]
+    figures' data and scripts (HTML, after the page's own script); `index`: where the dashboard serving the page has
+    its index (a link back to it, and runs open on its run pages too), None for the report on its own."""
+    parts = [_head(info, index), _intro(info)]
     if analysis is None:
         parts.append("<p>No cell has finished yet: results appear here as cells finish.</p>")
     else:

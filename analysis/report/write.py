@@ -53,10 +53,11 @@ class Rendered:
     figures: list[str] = field(default_factory=list)
     scripts: list[str] = field(default_factory=list)
 
-    def page(self) -> str:
+    def page(self, index: str | None = None) -> str:
+        """The page; `index`: the dashboard's index when the dashboard serves it (see `analysis.report.page.render`)."""
         from analysis.report.page import render
 
-        return render(self.info, self.analysis, self.figures, self.scripts)
+        return render(self.info, self.analysis, self.figures, self.scripts, index)
 
 
 def render_report(
