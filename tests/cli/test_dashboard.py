@@ -48,19 +48,21 @@ def get(url: str) -> str:
 
 def test_the_index_lists_every_sweep_with_its_question_progress_and_state(dashboard):
     page = get(dashboard)
-    assert '<tr data-sweep="live">' in page and '<tr data-sweep="qk">' in page
+    assert '<tr data-sweep="live" data-archived="false">' in page
+    assert '<tr data-sweep="qk" data-archived="false">' in page
     assert "Is it &lt;b&gt;live&lt;/b&gt;?" in page and "1 of 2 cells; partial" in page and "4 of 4 cells" in page
     assert '<a href="/sweep/qk">qk</a>' in page and '<td class="state finished">finished</td>' in page
     assert '<td class="state running">running</td>' in page and 'data-reload="10"' in page  # a sweep runs: it reloads
 
 
-def test_each_sweep_has_its_live_page_and_two_go_side_by_side(dashboard):
+def test_each_sweep_has_its_live_page_linking_back_and_two_overlay(dashboard):
     page = get(dashboard + "sweep/qk")
     assert page.startswith("<!doctype html>") and '<section class="answer"' in page and "4 of 4 cells: finished." in page
+    assert 'data-index="/"><p class="crumbs"><a href="/">all sweeps</a></p>' in page
     live = get(dashboard + "sweep/live")
     assert 'data-reload="10"' in live and "1 of 2 cells; partial" in live
-    pair = get(dashboard + "compare?a=qk&b=live")
-    assert '<iframe title="qk" src="/sweep/qk">' in pair and '<iframe title="live" src="/sweep/live">' in pair
+    pair = get(dashboard + "compare?a=qk&b=live")  # the old side-by-side address: the overlay now
+    assert "<h1>Overlay: qk, live</h1>" in pair and '<a href="/">all sweeps</a>' in pair
 
 
 def test_a_sweep_page_is_served_gzipped_to_a_browser_that_accepts_it(dashboard):
