@@ -124,6 +124,21 @@ def judged_headlines(sweep: Sweep, cells, best_lr: dict, min_effect: float) -> t
     return headlines(judged, judged_lr, min_effect, bool(sweep.info.adaptive)), arms, rung
 
 
+def per_arm_verdicts(sweep: Sweep, metric: str = METRIC, baseline: str | None = None,
+                     min_effect: float = MIN_EFFECT) -> dict[str, tuple[str, str | None]]:
+    """arm (as the per-arm table names it) → its headline verdict against the baseline and the test that decided:
+    `harness summary`'s verdict columns, by the one rule table."""
+    cells = finished_cells(sweep, metric, baseline)
+    sensitivity, _ = lr_sensitivity(sweep, metric)
+    lines, arms, _ = judged_headlines(sweep, cells, dict(zip(sensitivity["arm"], sensitivity["best_lr"])), min_effect)
+    by_name = {line.arm: (line.row["verdict"], line.row.get("decided_by")) for line in lines}
+    if not arms:
+        return by_name | {cells.baseline: ("baseline", None)}
+    baseline = cells.baseline.split("@", 1)[0]
+    return {arm: ("baseline", None) if name == baseline else by_name[name] for arm, name in arms.items()
+            if name == baseline or name in by_name}
+
+
 def _table_rows(cells, min_effect: float, adaptive: bool) -> tuple[list[dict], tuple[str, ...]]:
     """The rows by arm and LR; after adaptive seeding with the anytime-valid table's columns beside them."""
     rows = comparison_table(cells, min_effect)
