@@ -144,6 +144,8 @@
       page.href = index + "run/" + encodeURIComponent(runId) + "?sweep=" + encodeURIComponent(data.info[runId].sweep || "");
       page.hidden = false;
     }
+    var bar = document.getElementById("explore");  // sticky at the top: the panel's first line goes below it
+    box.style.scrollMarginTop = (bar ? bar.offsetHeight + 8 : 0) + "px";
     box.scrollIntoView({block: "start"});
     return true;
   }
