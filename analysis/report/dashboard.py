@@ -124,6 +124,9 @@ def handler(pages: Pages) -> type[Replies]:
                 from analysis.report.overlay import overlay_page
 
                 self.reply(overlay_page(pages.results_dir, query.get("sweep", [])).encode())
+            elif path == "/favicon.ico":  # browsers ask for it on every page: none, rather than a 404 in the console
+                self.send_response(HTTPStatus.NO_CONTENT)
+                self.end_headers()
             elif path == "/compare":
                 sweeps = [query.get(side, [""])[0] for side in ("a", "b")]
                 self.redirect("/overlay?" + urlencode([("sweep", sweep) for sweep in sweeps]))
