@@ -95,8 +95,9 @@ def connect(results_dir):
 
 
 def _back(value: str) -> str:
-    """Where a posted form goes back to: a page of the dashboard (a path, never another site), else the index."""
-    return value if value.startswith("/") and not value.startswith("//") else INDEX
+    """Where a posted form goes back to: a page of the dashboard (a path, never another site: browsers take //host
+    and /\\host for one), else the index."""
+    return value if value.startswith("/") and value[1:2] not in ("/", "\\") else INDEX
 
 
 def handler(pages: Pages) -> type[Replies]:
@@ -147,7 +148,8 @@ def handler(pages: Pages) -> type[Replies]:
                 refused = message_page("Refused", "Labels change only from the dashboard's own pages.")
                 self.reply(refused.encode(), HTTPStatus.FORBIDDEN)
                 return
-            length = int(self.headers.get("Content-Length") or 0)
+            length = self.headers.get("Content-Length", "")
+            length = int(length) if length.isdigit() else 0
             form = parse_qs(self.rfile.read(min(length, FORM_LIMIT)).decode(errors="replace"))
             field = {name: values[0] for name, values in form.items()}
             action, sweep, tag = field.get("action", ""), field.get("sweep", ""), field.get("tag", "").strip()

@@ -124,6 +124,7 @@ def test_labels_change_by_the_form_from_the_dashboards_own_pages_only(dashboard,
     done = post_labels(dashboard, own, action="tag", sweep="qk", tag="paper", back="/?tag=paper")
     assert done[:2] == (303, "/?tag=paper")
     assert post_labels(dashboard, own, action="archive", sweep="qk", back="//example.com/")[:2] == (303, "/")
+    assert post_labels(dashboard, own, action="untag", sweep="qk", tag="x", back="/\\example.com/")[:2] == (303, "/")
     index = get(dashboard)
     assert 'data-sweep="qk"' not in index and 'show 1 archived sweep' in index  # archived: hidden by default
     shown = get(dashboard + "?archived=1&tag=paper")
