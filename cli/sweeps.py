@@ -20,7 +20,8 @@ def register(subparsers) -> None:
     parser.add_argument("--history", action="store_true",
                         help="list SWEEP's plans: the current one and each one `harness sweep --replace` replaced")
     parser.add_argument("--tag", action="append", default=[], metavar="TAG", help="add a tag to SWEEP (repeatable)")
-    parser.add_argument("--untag", action="append", default=[], metavar="TAG", help="remove a tag from SWEEP (repeatable)")
+    parser.add_argument("--untag", action="append", default=[], metavar="TAG",
+                        help="remove a tag from SWEEP (repeatable)")
     archive = parser.add_mutually_exclusive_group()
     archive.add_argument("--archive", dest="archived", action="store_const", const=True,
                          help="hide SWEEP from this listing and the dashboard's index (nothing is deleted)")
@@ -58,13 +59,15 @@ def sweeps(args: argparse.Namespace) -> int:
     shown = rows if args.show_archived else [row for row in rows if row not in archived]
     if shown:
         headers = HEADERS + (["archived"] if args.show_archived else [])
-        print(render_table(headers, [[*row[:-1], ", ".join(labels[row[0]].tags) if row[0] in labels else "", row[-1] or "",
-                                      *(["yes" if row in archived else ""] if args.show_archived else [])] for row in shown]))
+        tags = {name: ", ".join(found.tags) for name, found in labels.items()}
+        print(render_table(headers, [[*row[:-1], tags.get(row[0], ""), row[-1] or "",
+                                      *(["yes" if row in archived else ""] if args.show_archived else [])]
+                                     for row in shown]))
     elif not rows:
         print("no sweeps yet: run one with `harness sweep ABLATION` (see `harness ablations`).")
     if archived and not args.show_archived:
-        print(f"{len(archived)} archived sweep{'s' if len(archived) != 1 else ''} not shown (`harness sweeps --archived` "
-              "lists them).")
+        plural = "s" if len(archived) != 1 else ""
+        print(f"{len(archived)} archived sweep{plural} not shown (`harness sweeps --archived` lists them).")
     warn_damage(con, "harness sweeps", damaged)
     return 0
 

@@ -40,7 +40,8 @@ class Labels:
 
 
 def check_tag(tag: str) -> None:
-    """Tags become URL parameters and table cells: 1-40 letters, digits and `._+:/-`, starting with a letter or digit."""
+    """Tags become URL parameters and table cells: 1-40 letters, digits and `._+:/-`, starting with a letter or
+    digit."""
     if not isinstance(tag, str) or not TAG_PATTERN.match(tag):
         raise DbError(f"tag {tag!r} is invalid: use 1-40 characters from letters, digits and '._+:/-', starting with "
                       "a letter or digit.")

@@ -25,7 +25,8 @@ LAYER_SIGNAL = "attn_logit_max"
 EVENTS = ("loss_spike", "grad_norm_spike", "diverged")
 RUN_POINTS = 100  # per signal and run in a report: spikes are drawn from their events, not from these buckets
 FACTS = ("run_id", "sweep", "arm", "lr", "seed", "status", "final_val_loss", "best_val_loss", "final_train_loss",
-         "diverged_at_step", "last_step", "n_segments", "params", "flops_per_token", "host", "started_at", "finished_at")
+         "diverged_at_step", "last_step", "n_segments", "params", "flops_per_token", "host", "started_at",
+         "finished_at")
 # Which code and machine made the run: the `runs` view's provenance columns, shown when the store has them.
 PROVENANCE = ("harness_version", "git_commit", "git_dirty", "code_versions", "torch_version", "lightning_version",
               "python_version", "device_name", "trainer_precision")
@@ -92,7 +93,8 @@ def run_events(sweep: Sweep, where: str) -> tuple[dict[str, list], str]:
         SELECT e.run_id, e.step, e.kind, e.value FROM events e JOIN sweep_runs r USING (run_id)
         WHERE e.kind IN ({', '.join(map(quote_literal, EVENTS))}) AND {where} ORDER BY e.run_id, e.step
     """)
-    return {run: rows[["step", "kind", "value"]].values.tolist() for run, rows in frame.groupby("run_id", sort=False)}, sql
+    by_run = frame.groupby("run_id", sort=False)
+    return {run: rows[["step", "kind", "value"]].values.tolist() for run, rows in by_run}, sql
 
 
 def _value(value):

@@ -111,7 +111,8 @@ def measured_chars(labels: Iterable[str]) -> int:
     with sns.axes_style(STYLE):
         font = FontProperties(size=matplotlib.rcParams["ytick.labelsize"])
         renderer = RendererAgg(1, 1, DPI)
-        widest = max((renderer.get_text_width_height_descent(label, font, ismath=False)[0] for label in labels), default=0.0)
+        widths = (renderer.get_text_width_height_descent(label, font, ismath=False)[0] for label in labels)
+        widest = max(widths, default=0.0)
     return math.ceil(widest / DPI / CHAR_WIDTH)
 
 

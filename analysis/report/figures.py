@@ -23,9 +23,10 @@ def figure_box(figure: Figure, drawn: bool) -> str:
 
 
 FILTER_BAR = ('<div id="explore" class="controls"><noscript>The figures need JavaScript.</noscript></div>'
-              '<p class="hint">Hover for values and run ids; drag to zoom (double-click resets); click a legend entry or an '
-              'arm above to hide it in every figure, double-click to show it alone; click a run (a faint point of the LR '
-              'figure, a line with "show runs", a spike) or a run id in a table to open everything it recorded.</p>')
+              '<p class="hint">Hover for values and run ids; drag to zoom (double-click resets); click a legend '
+              "entry or an arm above to hide it in every figure, double-click to show it alone; click a run (a faint "
+              'point of the LR figure, a line with "show runs", a spike) or a run id in a table to open everything it '
+              "recorded.</p>")
 
 
 def run_panel(sql: list[str] = (), hidden: bool = True, back: str = "#") -> str:
@@ -33,7 +34,8 @@ def run_panel(sql: list[str] = (), hidden: bool = True, back: str = "#") -> str:
     the SQL its data came from."""
     folds = sql_block(list(sql))
     return (f'<section id="run-detail" class="run"{" hidden" if hidden else ""}><p class="crumbs">'
-            f'<a class="run-back" href="{escape(back)}">← back to the sweep</a> <a id="run-page" hidden>open on its own page</a>'
+            f'<a class="run-back" href="{escape(back)}">← back to the sweep</a> '
+            '<a id="run-page" hidden>open on its own page</a>'
             '</p><h3 class="run-title">One run</h3><div class="run-facts"></div><div class="run-panels"></div>'
             f"{folds}</section>")
 

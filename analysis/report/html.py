@@ -40,7 +40,8 @@ def _shown(value) -> str:
 
 def run_link(run_id: str, text: str | None = None) -> str:
     """A link that opens run `run_id` in the page's one-run view (`#run=<id>`)."""
-    return f'<a class="run-link" href="#run={quote(run_id, safe="")}" data-run="{escape(run_id)}">{escape(text or run_id)}</a>'
+    return (f'<a class="run-link" href="#run={quote(run_id, safe="")}" data-run="{escape(run_id)}">'
+            f"{escape(text or run_id)}</a>")
 
 
 def table(frame: pd.DataFrame, labelled: tuple[str, ...] = (), markup: tuple[str, ...] = ()) -> str:

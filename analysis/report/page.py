@@ -122,17 +122,19 @@ def details_frame(analysis):
 
 def _details(analysis) -> str:
     rendered = table(details_frame(analysis), labelled=("verdict",), markup=("runs",))
-    return (f'<h2>By arm and LR</h2><p>Each arm against the baseline at the same LR; a seed under <i>runs</i> opens that '
-            f'run.</p><div class="scroll sticky-first" id="details">{rendered}</div>{sql_block(analysis.sql)}')
+    return (f'<h2>By arm and LR</h2><p>Each arm against the baseline at the same LR; a seed under <i>runs</i> opens '
+            f'that run.</p><div class="scroll sticky-first" id="details">{rendered}</div>{sql_block(analysis.sql)}')
 
 
 def runs_frame(analysis):
     """One row per finished run: its id (a link to the one-run view), arm, LR, seed, status, metric and divergence."""
     runs = _finished(analysis)
     metric = analysis.metric
-    return pd.DataFrame({"run": [run_link(run_id) for run_id in runs["run_id"]], "arm": runs["arm"].map(analysis.sweep.shown),
-                         "lr": runs["lr"], "seed": runs["seed"], "status": runs["status"], metric: runs[metric],
-                         "diverged_at_step": runs["diverged_at_step"].astype("Int64"), "steps": (runs["last_step"] + 1).astype("Int64")})
+    return pd.DataFrame({"run": [run_link(run_id) for run_id in runs["run_id"]],
+                         "arm": runs["arm"].map(analysis.sweep.shown), "lr": runs["lr"], "seed": runs["seed"],
+                         "status": runs["status"], metric: runs[metric],
+                         "diverged_at_step": runs["diverged_at_step"].astype("Int64"),
+                         "steps": (runs["last_step"] + 1).astype("Int64")})
 
 
 def _runs(analysis) -> str:

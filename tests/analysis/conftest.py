@@ -44,6 +44,6 @@ def spread_store(tmp_path_factory):
     results = tmp_path_factory.mktemp("spread") / "results"
     for arm, growths in SPREAD_GROWTH.items():
         for seed, growth in enumerate(growths):
-            synthetic.write_run(results, f"sp-{arm}-{seed}", sweep="sp", arm=arm, seed=seed, lr=1e-3, final=3.0 + 0.01 * seed,
-                                steps=60, logit_growth=growth, spikes=(7,))
+            synthetic.write_run(results, f"sp-{arm}-{seed}", sweep="sp", arm=arm, seed=seed, lr=1e-3,
+                                final=3.0 + 0.01 * seed, steps=60, logit_growth=growth, spikes=(7,))
     return results

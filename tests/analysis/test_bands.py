@@ -40,7 +40,8 @@ def test_on_a_log_axis_the_band_is_the_interval_of_the_mean_log_and_stays_positi
 
 def test_on_a_log_axis_values_that_cannot_be_drawn_there_are_left_out():
     band = _band([0.0, -1.0, 20.0, 80.0], log=True)
-    assert band["n"] == 2 and band["mean"] == pytest.approx(40.0) and (band["low"], band["high"]) == pytest.approx((20.0, 80.0))
+    assert band["n"] == 2 and band["mean"] == pytest.approx(40.0)
+    assert (band["low"], band["high"]) == pytest.approx((20.0, 80.0))
 
 
 def test_seeds_that_agree_exactly_have_a_band_of_width_zero():

@@ -15,4 +15,5 @@ def test_a_plan_stored_arm_major_is_the_same_plan(tmp_path):
     write = settle_plan(plan, "t.py", tmp_path, replace=False)
     write()
     assert {p.name: p.read_bytes() for p in (tmp_path / "sweeps" / "t").iterdir()} == stored
-    assert [r["arm"] for r in db.read_plan(tmp_path, "t").to_pylist()] == ["base"] * 4 + ["qk_norm=rmsnorm"] * 4  # as stored
+    stored = [r["arm"] for r in db.read_plan(tmp_path, "t").to_pylist()]
+    assert stored == ["base"] * 4 + ["qk_norm=rmsnorm"] * 4  # as stored

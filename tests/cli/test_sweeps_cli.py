@@ -29,7 +29,8 @@ def rows(out: str) -> dict[str, str]:
 
 def test_tags_show_beside_the_progress_and_archived_sweeps_only_on_request(store, capsys):
     where = ["--results", str(store)]
-    assert sweeps(capsys, "qk", "--tag", "paper", "--tag", "qk/v2", *where) == (0, "sweep qk: tags paper, qk/v2; shown.\n", "")
+    tagged = sweeps(capsys, "qk", "--tag", "paper", "--tag", "qk/v2", *where)
+    assert tagged == (0, "sweep qk: tags paper, qk/v2; shown.\n", "")
     code, out, _ = sweeps(capsys, "mlp", "--archive", *where)
     assert code == 0 and out.startswith("sweep mlp: tags none; archived: hidden from `harness sweeps`")
     code, out, _ = sweeps(capsys, *where)
@@ -41,7 +42,8 @@ def test_tags_show_beside_the_progress_and_archived_sweeps_only_on_request(store
     sweeps(capsys, "mlp", "--unarchive", "--tag", "old", *where)
     sweeps(capsys, "qk", "--untag", "paper", *where)
     code, out, _ = sweeps(capsys, *where)
-    assert list(rows(out)) == ["mlp", "qk"] and rows(out)["mlp"].split()[-1] == "old" and rows(out)["qk"].split()[-1] == "qk/v2"
+    assert list(rows(out)) == ["mlp", "qk"]
+    assert rows(out)["mlp"].split()[-1] == "old" and rows(out)["qk"].split()[-1] == "qk/v2"
     assert (store / "runs" / "mlp-0").is_dir()  # archiving deleted nothing
 
 

@@ -18,7 +18,8 @@ def make(**kwargs):
 def test_cells_are_arms_times_lrs_times_seeds_with_readable_names_and_run_keys():
     plan = expand(make(lrs=[1e-3, 1e-2], seeds=2, train={"steps": 7}))
     assert [c.label for c in plan.cells[:4]] == [  # seed-major: every arm and LR gets its first seed first
-        "base lr=0.001 seed=0", "base lr=0.01 seed=0", "qk_norm=rmsnorm lr=0.001 seed=0", "qk_norm=rmsnorm lr=0.01 seed=0"]
+        "base lr=0.001 seed=0", "base lr=0.01 seed=0",
+        "qk_norm=rmsnorm lr=0.001 seed=0", "qk_norm=rmsnorm lr=0.01 seed=0"]
     assert [c.index for c in plan.cells] == list(range(8))
     assert plan.arms == ("base", "qk_norm=rmsnorm") and plan.baseline == "base"
     cell = plan.cells[-1]

@@ -155,7 +155,8 @@ def test_a_store_whose_plan_runs_one_arm_at_a_time_is_relaunched_as_it_is(store)
     meta = db.read_sweep_meta(results, "t")
     rows = sorted(db.read_plan(results, "t").to_pylist(), key=lambda r: (r["arm"], r["lr"], r["seed"]))
     assert [r["seed"] for r in db.read_plan(results, "t").to_pylist()] == [0, 0, 1, 1]  # written seed-major today
-    db.write_sweep(results, "t", {k: meta[k] for k in db.sweeps.META_FIELDS if k in meta and k not in ("n_cells", "created_at")},
+    described = {k: meta[k] for k in db.sweeps.META_FIELDS if k in meta and k not in ("n_cells", "created_at")}
+    db.write_sweep(results, "t", described,
                    [{**{k: v for k, v in r.items() if k != "sweep"}, "cell": i} for i, r in enumerate(rows)])
     before = digest(results)
     done = launch(path, results)

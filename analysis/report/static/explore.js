@@ -60,7 +60,8 @@
         y: diverged.map(function (p) { return p.mean; }), marker: {symbol: "x-thin-open", size: 16, color: arm.color, line: {width: 2}}}));
       traces.push(Object.assign({}, common, {
         mode: "markers", showlegend: false, x: runs.map(function (r) { return r.lr; }), y: runs.map(function (r) { return r.loss; }),
-        marker: {color: arm.color, size: 5, opacity: 0.35}, customdata: runs.map(function (r) { return [r.run_id, r.seed, r.outcome, r.sweep]; }),
+        marker: {color: arm.color, size: 5, opacity: 0.35},
+        customdata: runs.map(function (r) { return [r.run_id, r.seed, r.outcome, r.sweep]; }),
         hovertemplate: "run %{customdata[0]}<br>" + arm.label + ", seed %{customdata[1]} (%{customdata[2]})<br>LR %{x:.3g}: %{y:.4g}<extra></extra>"}));
     });
     return traces;
@@ -77,7 +78,8 @@
         var curve = curves[run.run_id], values = series === "train_loss" ? smooth(curve[1], state.ema) : curve[1];
         curve[0].forEach(function (step, i) { (steps[step] = steps[step] || []).push(values[i]); });
         if (state.runs) traces.push(Object.assign({}, common, {
-          showlegend: false, x: curve[0], y: values, line: {color: arm.color, width: 1, dash: arm.dash || "solid"}, opacity: 0.45,
+          showlegend: false, x: curve[0], y: values, opacity: 0.45,
+          line: {color: arm.color, width: 1, dash: arm.dash || "solid"},
           customdata: curve[0].map(function () { return [run.run_id, run.seed, run.outcome, run.sweep]; }),
           hovertemplate: "run %{customdata[0]} (seed %{customdata[1]})<br>step %{x}: %{y:.4g}<extra></extra>"}));
       });
@@ -141,7 +143,8 @@
     harnessRun.draw(box, data, runId, runOptions());
     var page = document.getElementById("run-page"), index = document.body.dataset.index;
     if (page && index) {
-      page.href = index + "run/" + encodeURIComponent(runId) + "?sweep=" + encodeURIComponent(data.info[runId].sweep || "");
+      page.href = index + "run/" + encodeURIComponent(runId) + "?sweep=" +
+        encodeURIComponent(data.info[runId].sweep || "");
       page.hidden = false;
     }
     var bar = document.getElementById("explore");  // sticky at the top: the panel's first line goes below it
@@ -157,7 +160,8 @@
       if (location.hash === "#run=" + encodeURIComponent(runId)) showRun(runId);
       else location.hash = "run=" + encodeURIComponent(runId);
     } else if (document.body.dataset.index) {
-      location.href = document.body.dataset.index + "run/" + encodeURIComponent(runId) + (sweep ? "?sweep=" + encodeURIComponent(sweep) : "");
+      location.href = document.body.dataset.index + "run/" + encodeURIComponent(runId) +
+        (sweep ? "?sweep=" + encodeURIComponent(sweep) : "");
     }
   }
 
@@ -212,7 +216,10 @@
 
   controls();
   draw();
-  window.addEventListener("hashchange", function () { if (/^#run=/.test(location.hash)) { pause(); opened = true; } route(); });
+  window.addEventListener("hashchange", function () {
+    if (/^#run=/.test(location.hash)) { pause(); opened = true; }
+    route();
+  });
   document.querySelectorAll(".run-back").forEach(function (link) { link.addEventListener("click", back); });
   route();
   document.querySelectorAll(".plot").forEach(function (plot) {

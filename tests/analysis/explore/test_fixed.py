@@ -25,4 +25,5 @@ def test_the_attention_band_on_its_log_axis_is_the_interval_of_the_mean_log(spre
     low, high = stats.t.interval(0.95, 2, loc=logs.mean(), scale=stats.sem(logs))
     n = len(line["x"])
     assert line["x"][-1] == 59 and line["y"][-1] == pytest.approx(np.exp(logs.mean()))
-    assert (band["y"][n - 1], band["y"][n]) == pytest.approx((np.exp(high), np.exp(low)))  # the polygon turns at step 59
+    # the polygon turns at step 59
+    assert (band["y"][n - 1], band["y"][n]) == pytest.approx((np.exp(high), np.exp(low)))

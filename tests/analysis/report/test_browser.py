@@ -101,7 +101,8 @@ def test_clicking_a_run_opens_its_curves(fresh):
     runs = [t for t in traces(fresh, "plot-lr", "softcap") if t["mode"] == "markers" and t["customdata"]]
     run_id = runs[-1]["customdata"][0][0]
     move(fresh, x, y, click=True)
-    assert fresh.find_element(By.CSS_SELECTOR, "#run-detail .run-title").text.startswith(f"run {run_id}: softcap, LR 0.001, seed ")
+    title = fresh.find_element(By.CSS_SELECTOR, "#run-detail .run-title").text
+    assert title.startswith(f"run {run_id}: softcap, LR 0.001, seed ")
     panels = run_panels(fresh)
     assert list(panels) == list(RUN_PANELS) and all(panel["traces"] and panel["points"] for panel in panels.values())
 
