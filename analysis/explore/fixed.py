@@ -62,7 +62,8 @@ def _attention(ctx: Context) -> Figure:
     found, sql = attention.frame(ctx)
     found = at_lr(found, ctx.top_lr)
     layers = sorted(found["layer"].unique())[:attention.MAX_PANELS]
-    traces = [t for i, layer in enumerate(layers) for t in band_traces(seed_band(found[found["layer"] == layer], ["arm", "step"]), ctx, i, i == 0)]
+    bands = [seed_band(found[found["layer"] == layer], ["arm", "step"], log=True) for layer in layers]
+    traces = [t for i, band in enumerate(bands) for t in band_traces(band, ctx, i, i == 0)]
     fig = {"data": traces, "layout": layout([f"layer {layer}" for layer in layers], [{"title": {"text": "step"}}] * len(layers),
                                             [{"type": "log"}] * len(layers))} if layers else None
     return Figure("attention", "Max attention logit by layer", attention.CAPTION, [sql], fig)
@@ -71,8 +72,9 @@ def _attention(ctx: Context) -> Figure:
 def _logits(ctx: Context) -> Figure:
     frames, sql = logits.series(ctx)
     shown = [(name, label, scale) for name, label, scale in logits.SERIES if not at_lr(frames[name], ctx.top_lr).empty]
-    traces = [t for i, (name, _, _) in enumerate(shown)
-              for t in band_traces(seed_band(at_lr(frames[name], ctx.top_lr), ["arm", "step"]), ctx, i, i == 0)]
+    bands = [seed_band(at_lr(frames[name], ctx.top_lr), ["arm", "step"], log=scale == "log")
+             for name, _, scale in shown]
+    traces = [t for i, band in enumerate(bands) for t in band_traces(band, ctx, i, i == 0)]
     fig = {"data": traces, "layout": layout([label for _, label, _ in shown], [{"title": {"text": "step"}}] * len(shown),
                                             [{"type": scale} for _, _, scale in shown])} if shown else None
     return Figure("logits", "Output-logit growth", logits.CAPTION, sql, fig)
@@ -88,7 +90,8 @@ def _spikes(ctx: Context) -> Figure:
               for arm, rows in frame.groupby("arm")]
     labels = [ctx.sweep.shown(arm) for arm in ctx.colors]
     fig = {"data": traces, "layout": layout(["arm"], [{"title": {"text": "step"}}],
-                                            [{"type": "category", "categoryorder": "array", "categoryarray": labels[::-1]}],
+                                            [{"type": "category", "categoryorder": "array",
+                                              "categoryarray": labels[::-1], "automargin": True}],
                                             height=max(200, 60 + 40 * len(labels)))} if traces else None
     caption = "Each marker is one event of one run (all LRs): ● loss spike, ▲ grad-norm spike, × divergence; hover one for its run and seed."
     return Figure("spikes", "Spike and divergence timeline", caption, [sql], fig)

@@ -1,5 +1,6 @@
-"""What the page's script draws from: every finished run with its outcome, each run's loss curves, the arms'
-colours and labels, and the figures that need no filtering as ready Plotly JSON (`analysis.explore.fixed`).
+"""What the page's script draws from: every finished run with its outcome, each run's signals for the loss curves
+and the one-run view (`analysis.explore.run_data`), the arms' colours and labels, and the figures that need no
+filtering as ready Plotly JSON (`analysis.explore.fixed`).
 
 The LR figure and the loss curves are computed in the page from the runs, so that the arm, LR and seed
 filters and the smoothing apply to means and bands, not only to what is shown; they follow the same rules as
@@ -14,7 +15,9 @@ from matplotlib.colors import to_hex
 from analysis.bands import T_FROM, describe, t_quantiles
 from analysis.explore import fixed
 from analysis.explore.fixed import Figure
-from analysis.plots import curves, lr
+from analysis.explore.run_data import LOSSES, metric_series, run_view, runs_where
+from analysis.frames import CURVE_POINTS
+from analysis.plots import lr
 from analysis.plots.base import Context
 
 DEFAULT_EMA = 0.6  # light smoothing of the training curves by default; the page has a slider (0: none)
@@ -26,30 +29,24 @@ def _runs(runs: pd.DataFrame) -> list[dict]:
     return runs[columns].sort_values(["arm", "lr", "seed"]).to_dict("records")
 
 
-def _curves(frames: dict[str, pd.DataFrame]) -> dict[str, dict[str, list]]:
-    """series → run_id → [steps, values]."""
-    return {name: {run: [rows["step"].tolist(), rows["value"].tolist()] for run, rows in frame.groupby("run_id")}
-            for name, frame in frames.items()}
-
-
-def _computed(ctx: Context, lr_sql: list[str], curves_sql: list[str]) -> list[Figure]:
+def computed_figures(ctx: Context, lr_sql: list[str], curves_sql: list[str]) -> list[Figure]:
     """The two figures the page computes from the runs, with their captions."""
     lr_caption = (f"Mean {ctx.metric} over the selected seeds of each arm at each LR; a diverged run counts as the loss at "
                   f"initialization ℓ₀, and an × marks an LR where some selected seed diverged. {describe('Each error bar')} "
-                  "The faint points are the runs: hover one for its id, click it to open its curves below.")
+                  "The faint points are the runs: hover one for its id, click it to open everything it recorded.")
     curves_caption = (f"Mean over the selected, completed seeds of each arm at the chosen LR (by default each arm's best). "
                       f"{describe()} The training loss is smoothed per run (a debiased exponential moving average; the "
                       "slider sets its weight, 0 for none) before averaging; steps are averaged into at most 300 buckets. "
-                      "'show runs' draws each run: click one to open it below.")
+                      "'show runs' draws each run: click one to open everything it recorded.")
     return [Figure("lr", "Loss against learning rate", lr_caption, lr_sql),
             Figure("curves", "Loss curves by arm", curves_caption, curves_sql)]
 
 
-def explore(ctx: Context) -> tuple[list[Figure], dict]:
-    """The page's figures, in order (the LR figure and the loss curves first), and the data its script draws from."""
+def figure_data(ctx: Context) -> tuple[dict, list[str], list[str]]:
+    """What the LR figure and the loss curves are drawn from (the page's JSON: arms, runs, their loss curves) and the
+    SQL of the two."""
     _, runs, lr_sql = lr.points(ctx)
-    frames, curves_sql = curves.series(ctx)
-    drawn = [build(ctx) for build in fixed.FIGURES.values()]
+    losses, loss_sql = metric_series(ctx.sweep, LOSSES, CURVE_POINTS, runs_where())
     data = {
         "metric": ctx.metric, "baseline": ctx.baseline, "ema": DEFAULT_EMA, "t_from": T_FROM, "t975": t_quantiles(),
         "arms": [{"name": arm, "label": ctx.sweep.shown(arm), "color": to_hex(ctx.colors[arm]),
@@ -57,7 +54,18 @@ def explore(ctx: Context) -> tuple[list[Figure], dict]:
         "lrs": sorted(runs["lr"].dropna().unique().tolist()),
         "seeds": sorted(runs["seed"].dropna().unique().tolist()),
         "runs": _runs(runs),
-        "curves": _curves(frames),
-        "fixed": {figure.name: figure.plotly for figure in drawn},
+        "curves": losses,
     }
-    return _computed(ctx, lr_sql, curves_sql) + drawn, data
+    return data, lr_sql, [loss_sql]
+
+
+def explore(ctx: Context) -> tuple[list[Figure], dict, list[str]]:
+    """The page's figures, in order (the LR figure and the loss curves first), the data its script draws from (the
+    one-run view's too), and the SQL of the one-run view."""
+    data, lr_sql, curves_sql = figure_data(ctx)
+    view = run_view(ctx.sweep, loss_points=None)
+    drawn = [build(ctx) for build in fixed.FIGURES.values()]
+    data["curves"].update(view.curves)
+    data.update(layers=view.layers, events=view.events, info=view.info,
+                fixed={figure.name: figure.plotly for figure in drawn})
+    return computed_figures(ctx, lr_sql, curves_sql) + drawn, data, [*curves_sql, *view.sql.values()]

@@ -10,8 +10,8 @@ from analysis.bands import describe
 from analysis.plots.base import Context, Plot, at_lr, draw_bands, legend, no_data, panels, seed_band
 
 MAX_PANELS = 8
-CAPTION = ("Max over heads of the exact pre-softmax attention logit at each probe step, mean over finished seeds "
-           f"(diverged runs included up to their divergence) at each arm's largest LR. {describe()}")
+CAPTION = ("Max over heads of the exact pre-softmax attention logit at each probe step, geometric mean over finished "
+           f"seeds (diverged runs included up to their divergence) at each arm's largest LR. {describe(log=True)}")
 
 
 def frame(ctx: Context):
@@ -34,7 +34,7 @@ def figure(ctx: Context) -> Plot:
         if layer is None:
             no_data(ax, "attention logits")
             continue
-        draw_bands(ax, seed_band(found[found["layer"] == layer], ["arm", "step"]), ctx)
+        draw_bands(ax, seed_band(found[found["layer"] == layer], ["arm", "step"], log=True), ctx)
         ax.set(yscale="log", xlabel="step", ylabel="max attention logit", title=f"layer {layer}")
     legend(fig, axes)
     return Plot("attention", "Max attention logit by layer", CAPTION, [sql], fig)

@@ -7,7 +7,9 @@ display needed.
 from __future__ import annotations
 
 import io
+import math
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import matplotlib
 
@@ -15,7 +17,9 @@ matplotlib.use("Agg")  # before anything imports pyplot (seaborn does): never as
 
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib.backends.backend_agg import RendererAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.font_manager import FontProperties  # noqa: E402
 from analysis.bands import seed_band  # noqa: E402,F401  (the figures' band rule, imported with the rest from here)
 from analysis.frames import Sweep  # noqa: E402
 
@@ -52,8 +56,8 @@ class Context:
 
     @property
     def name_chars(self) -> int:
-        """Length of the longest arm label (legends and tick labels are sized to it)."""
-        return max(len(self.label(arm)) for arm in self.colors)
+        """The widest arm label as drawn, in `CHAR_WIDTH` units (legends and tick labels are sized to it)."""
+        return measured_chars(self.label(arm) for arm in self.colors)
 
     @property
     def top_lr(self) -> dict[str, float]:
@@ -98,6 +102,18 @@ def make_context(sweep: Sweep, metric: str, baseline: str | None = None, **optio
 def shown(name: str) -> str:
     """A user string as matplotlib text: a `$` would start mathtext (and a bad formula fails the figure)."""
     return name.replace("$", r"\$")
+
+
+def measured_chars(labels: Iterable[str]) -> int:
+    """The widest of `labels` as the figures draw it (measured by the Agg renderer in their font and size), in
+    `CHAR_WIDTH` units, the unit `panels` sizes margins in: a label of wide letters gets the room it takes, which its
+    length alone would underestimate and clip."""
+    with sns.axes_style(STYLE):
+        font = FontProperties(size=matplotlib.rcParams["ytick.labelsize"])
+        renderer = RendererAgg(1, 1, DPI)
+        widths = (renderer.get_text_width_height_descent(label, font, ismath=False)[0] for label in labels)
+        widest = max(widths, default=0.0)
+    return math.ceil(widest / DPI / CHAR_WIDTH)
 
 
 def arm_colors(arms: list[str], baseline: str) -> dict[str, tuple]:

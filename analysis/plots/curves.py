@@ -37,12 +37,12 @@ def figure(ctx: Context) -> Plot:
             no_data(ax, label)
             continue
         frame = smooth(frame, ctx.ema) if name == "train_loss" else frame
-        draw_bands(ax, seed_band(frame, ["arm", "step"]), ctx)
+        draw_bands(ax, seed_band(frame, ["arm", "step"], log=ctx.log), ctx)
         ax.set(xlabel="step", ylabel=label, title=label)
         if ctx.log:
             ax.set(xscale="log", yscale="log")
     legend(fig, axes)
     smoothing = f" Training loss smoothed per run (EMA {ctx.ema:g}) before averaging." if ctx.ema else ""
-    caption = (f"Mean over completed seeds at each arm's best LR. {describe()} "
+    caption = (f"Mean over completed seeds at each arm's best LR. {describe(log=ctx.log)} "
                f"Steps are averaged into buckets so a curve has at most 300 points.{smoothing}")
     return Plot("curves", "Loss curves by arm", caption, sql, fig)

@@ -8,7 +8,7 @@ from analysis.plots.base import Context, Plot, at_lr, draw_bands, legend, no_dat
 
 SERIES = (("output_logit_max_abs", "max |output logit|", "log"), ("output_log_z_mean", "mean log Z", "linear"))
 CAPTION = ("Output-logit signals on the fixed probe batch, mean over finished seeds at each arm's largest LR; growing "
-           f"log Z is what z-loss counters (Chowdhery et al. 2022, Wortsman et al. 2023). {describe()}")
+           f"log Z is what z-loss counters (Chowdhery et al. 2022, Wortsman et al. 2023). {describe(log=True)}")
 
 
 def series(ctx: Context):
@@ -28,7 +28,7 @@ def figure(ctx: Context) -> Plot:
         if frame.empty:
             no_data(ax, label)
             continue
-        draw_bands(ax, seed_band(frame, ["arm", "step"]), ctx)
+        draw_bands(ax, seed_band(frame, ["arm", "step"], log=scale == "log"), ctx)
         ax.set(yscale=scale, xlabel="step", ylabel=label, title=label)
     legend(fig, axes)
     return Plot("logits", "Output-logit growth", CAPTION, sql, fig)

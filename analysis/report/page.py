@@ -12,11 +12,13 @@ from datetime import datetime, timezone
 from html import escape
 from importlib import resources
 
+import pandas as pd
+
 from analysis.comparison import OBSERVED
 from analysis.report.answer import answer
-from analysis.report.html import sql_block, table
+from analysis.report.html import missing, run_link, sql_block, table
 from analysis.report.ladder import section as ladder_section
-from analysis.source import INTERRUPTED_STATE, RUNNING_STATE, SweepInfo
+from analysis.source import FINISHED, INTERRUPTED_STATE, RUNNING_STATE, SweepInfo
 from analysis.stats import ALPHA
 from analysis.verdict_rules import OTHERWISE, OTHERWISE_CONDITION, RULES
 from db.provenance import finished_code_summary
@@ -41,12 +43,16 @@ def _status(info: SweepInfo) -> str:
     return f'<p class="status">{progress}: finished.</p>'
 
 
-def _head(info: SweepInfo) -> str:
+def _head(info: SweepInfo, index: str | None) -> str:
     reload = f' data-reload="{REFRESH_SECONDS}"' if info.state == RUNNING_STATE else ""
+    served = f' data-index="{escape(index)}"' if index else ""
+    crumbs = f'<p class="crumbs"><a href="{escape(index)}">all sweeps</a></p>' if index else ""
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>harness report: {escape(info.name)}</title><style>{static('report.css')}</style></head><body{reload}>"
+        f"<title>harness report: {escape(info.name)}</title><style>{static('report.css')}</style></head>"
+        f"<body{reload}{served}>"
+        f"{crumbs}"
     )
 
 
@@ -91,17 +97,52 @@ def _method(analysis) -> str:
     )
 
 
+def _finished(analysis):
+    """The sweep's finished runs (completed or diverged): what the one-run view holds."""
+    runs = analysis.sweep.runs
+    return runs[runs["status"].isin(FINISHED)].sort_values(["arm", "lr", "seed", "run_id"])
+
+
+def _run_links(analysis, arm: str, lr) -> str:
+    """Links to the finished runs of (arm, lr), each shown by its seed."""
+    runs = _finished(analysis)
+    here = runs[(runs["arm"] == arm) & ((runs["lr"] == lr) | (runs["lr"].isna() & missing(lr)))]
+    return " ".join(run_link(run_id, str(seed)) for run_id, seed in zip(here["run_id"], here["seed"]))
+
+
 def details_frame(analysis):
-    """The per-(arm, LR) comparison as shown: arm labels, the two seed plans labelled by what they resolve."""
-    frame = analysis.comparison.assign(arm=analysis.comparison["arm"].map(analysis.sweep.shown))
+    """The per-(arm, LR) comparison as shown: arm labels, the two seed plans labelled by what they resolve, and the
+    row's runs (links, by seed)."""
+    comparison = analysis.comparison
+    runs = [_run_links(analysis, arm, lr) for arm, lr in zip(comparison["arm"], comparison["lr"])]
+    frame = comparison.assign(arm=comparison["arm"].map(analysis.sweep.shown), runs=runs)
     return frame.rename(columns={"seeds_needed": f"seeds_needed (±{analysis.min_effect:g})",
                                  OBSERVED: "seeds_needed (observed Δ)"})
 
 
 def _details(analysis) -> str:
-    rendered = table(details_frame(analysis), labelled=("verdict",))
-    return (f'<h2>By arm and LR</h2><p>Each arm against the baseline at the same LR.</p>'
-            f'<div class="scroll sticky-first" id="details">{rendered}</div>{sql_block(analysis.sql)}')
+    rendered = table(details_frame(analysis), labelled=("verdict",), markup=("runs",))
+    return (f'<h2>By arm and LR</h2><p>Each arm against the baseline at the same LR; a seed under <i>runs</i> opens '
+            f'that run.</p><div class="scroll sticky-first" id="details">{rendered}</div>{sql_block(analysis.sql)}')
+
+
+def runs_frame(analysis):
+    """One row per finished run: its id (a link to the one-run view), arm, LR, seed, status, metric and divergence."""
+    runs = _finished(analysis)
+    metric = analysis.metric
+    return pd.DataFrame({"run": [run_link(run_id) for run_id in runs["run_id"]],
+                         "arm": runs["arm"].map(analysis.sweep.shown), "lr": runs["lr"], "seed": runs["seed"],
+                         "status": runs["status"], metric: runs[metric],
+                         "diverged_at_step": runs["diverged_at_step"].astype("Int64"),
+                         "steps": (runs["last_step"] + 1).astype("Int64")})
+
+
+def _runs(analysis) -> str:
+    rendered = table(runs_frame(analysis), markup=("run",))
+    count = len(_finished(analysis))
+    return (f'<details class="runs" id="runs"><summary><h2>Runs ({count})</h2></summary><p>Every finished run; its id '
+            f'opens everything it recorded.</p><div class="scroll sticky-first">{rendered}</div>'
+            f"{sql_block([analysis.sweep.sql('SELECT * FROM sweep_runs ORDER BY arm, lr, seed, run_id')])}</details>")
 
 
 def _scale(analysis) -> str:
@@ -118,14 +159,17 @@ def _scale(analysis) -> str:
     return f'<h2>Across scales</h2>{method}{verdict}<div class="scroll">{table(scale.table)}</div>{sql_block(scale.sql)}'
 
 
-def render(info: SweepInfo, analysis=None, figures: list[str] = (), scripts: list[str] = ()) -> str:
+def render(info: SweepInfo, analysis=None, figures: list[str] = (), scripts: list[str] = (),
+           index: str | None = None) -> str:
     """The whole page; with no analysis (nothing finished yet) just the sweep's progress. `scripts`: the
-    figures' data and scripts (HTML, after the page's own script)."""
-    parts = [_head(info), _intro(info)]
+    figures' data and scripts (HTML, after the page's own script); `index`: where the dashboard serving the page has
+    its index (a link back to it, and runs open on its run pages too), None for the report on its own."""
+    parts = [_head(info, index), _intro(info)]
     if analysis is None:
         parts.append("<p>No cell has finished yet: results appear here as cells finish.</p>")
     else:
-        parts += [_code(analysis), answer(analysis), _details(analysis), _scale(analysis), ladder_section(analysis),
+        parts += [_code(analysis), answer(analysis), _details(analysis), _runs(analysis), _scale(analysis),
+                  ladder_section(analysis),
                   "<h2>Figures</h2>", *figures, _method(analysis)]
     parts += [f"<script>{static('report.js')}</script>", *scripts, "</body></html>"]
     return "".join(parts)

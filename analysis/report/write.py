@@ -53,10 +53,11 @@ class Rendered:
     figures: list[str] = field(default_factory=list)
     scripts: list[str] = field(default_factory=list)
 
-    def page(self) -> str:
+    def page(self, index: str | None = None) -> str:
+        """The page; `index`: the dashboard's index when the dashboard serves it (see `analysis.report.page.render`)."""
         from analysis.report.page import render
 
-        return render(self.info, self.analysis, self.figures, self.scripts)
+        return render(self.info, self.analysis, self.figures, self.scripts, index)
 
 
 def render_report(
@@ -78,12 +79,12 @@ def render_report(
         return Rendered(info)
     check_finished(data)
     analysis = analyse(data, metric, baseline, min_effect)
-    figures, payload = explore(make_context(data, metric, analysis.baseline))
+    figures, payload, run_sql = explore(make_context(data, metric, analysis.baseline))
     if analysis.ladder is not None:
         from analysis.explore.ladder import ladder_figure
 
         payload["fixed"]["ladder"] = ladder_figure(analysis.ladder, metric)
-    return Rendered(info, analysis, section(figures), list(scripts(payload)))
+    return Rendered(info, analysis, section(figures, run_sql), list(scripts(payload)))
 
 
 def write_page(page: str, out: Path, tag: str = "") -> None:

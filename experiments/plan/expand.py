@@ -291,10 +291,27 @@ def expand(
     labels = arm_labels(ablation, base_values, arms)
     cells = [replace(cell, arm_label=labels.get(cell.arm)) for cell in cells]
     studies = _studies(ablation, cells) if ablation.tune else ()
+    cells = cells if ablation.tune else seed_major(cells)
     ladder = ablation.ladder is not None
     axes = ablation.grid.axes + (tuple(ablation.ladder.axes) if ladder else ())
     return Plan(ablation, tuple(cells), tuple(arms), _baseline(ablation, arms, base_values), axes, studies,
                 rungs if ladder else (), {name: arm.rung.index for name, arm in arms.items()} if ladder else None)
+
+
+def seed_major(cells: list[Cell]) -> list[Cell]:
+    """The cells in the order workers claim them: the first seed of every arm and LR, then the second, and so on,
+    each round in the arm-major order (cells renumbered). Run one arm at a time, a sweep half done has nothing to
+    compare; seed-major, every arm has results from its first round on. Order is no part of a plan's identity
+    (`experiments.plan.identity` compares cells by arm, LR and seed), and a cell's run id is its configs' key, so a
+    store whose plan was written arm-major is relaunched as it is. A search keeps its studies' order: their numbers
+    name their trial files."""
+    rank: dict[tuple, int] = defaultdict(int)
+    rounds = []
+    for cell in cells:
+        rounds.append(rank[(cell.arm, cell.lr)])
+        rank[(cell.arm, cell.lr)] += 1
+    order = sorted(range(len(cells)), key=lambda i: rounds[i])  # stable: arm-major within a round
+    return [replace(cells[i], index=position) for position, i in enumerate(order)]
 
 
 def _studies(ablation: Ablation, cells: list[Cell]) -> tuple[Study, ...]:

@@ -17,8 +17,10 @@ def make(**kwargs):
 
 def test_cells_are_arms_times_lrs_times_seeds_with_readable_names_and_run_keys():
     plan = expand(make(lrs=[1e-3, 1e-2], seeds=2, train={"steps": 7}))
-    assert [c.label for c in plan.cells[:4]] == [
-        "base lr=0.001 seed=0", "base lr=0.001 seed=1", "base lr=0.01 seed=0", "base lr=0.01 seed=1"]
+    assert [c.label for c in plan.cells[:4]] == [  # seed-major: every arm and LR gets its first seed first
+        "base lr=0.001 seed=0", "base lr=0.01 seed=0",
+        "qk_norm=rmsnorm lr=0.001 seed=0", "qk_norm=rmsnorm lr=0.01 seed=0"]
+    assert [c.index for c in plan.cells] == list(range(8))
     assert plan.arms == ("base", "qk_norm=rmsnorm") and plan.baseline == "base"
     cell = plan.cells[-1]
     assert (cell.arm, cell.lr, cell.seed, cell.train.steps) == ("qk_norm=rmsnorm", 1e-2, 1, 7)
@@ -126,3 +128,16 @@ def test_ten_thousand_cells_expand_without_torch(tmp_path):
             "print(len(expand(a).cells), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["10800", "False"]
+
+
+def test_cells_run_seed_major_and_keep_the_run_ids_harness_run_gives_them():
+    from harness.config.run_configs import RunConfigs
+
+    plan = expand(make(lrs=[1e-3, 1e-2], seeds=3, train={"steps": 7}))
+    assert [(c.seed, c.arm, c.lr) for c in plan.cells] == [
+        (seed, arm, lr) for seed in range(3) for arm in ("base", "qk_norm=rmsnorm") for lr in (1e-3, 1e-2)]
+    for cell in plan.cells:  # `harness run --preset tiny --set ...` with the cell's values: the same key as ever
+        changed = {} if cell.arm == "base" else {"qk_norm": "rmsnorm"}
+        alone = RunConfigs.of("tiny", overrides={**changed, "steps": 7, "lr": cell.lr, "seed": cell.seed})
+        assert cell.run_id == alone.key()
+

@@ -146,3 +146,22 @@ def test_a_bad_device_count_is_refused_before_anything_is_written(store):
         assert done.returncode == 2
         assert done.stderr.strip() == f"harness sweep: error: {option} 0 is invalid: must be an integer ≥ 1."
     assert digest(results) == before
+
+
+def test_a_store_whose_plan_runs_one_arm_at_a_time_is_relaunched_as_it_is(store):
+    """Plans were written arm-major before cells were interleaved seed-major: relaunching such a store trains
+    nothing and leaves its plan as it was."""
+    path, results = store
+    meta = db.read_sweep_meta(results, "t")
+    rows = sorted(db.read_plan(results, "t").to_pylist(), key=lambda r: (r["arm"], r["lr"], r["seed"]))
+    assert [r["seed"] for r in db.read_plan(results, "t").to_pylist()] == [0, 0, 1, 1]  # written seed-major today
+    described = {k: meta[k] for k in db.sweeps.META_FIELDS if k in meta and k not in ("n_cells", "created_at")}
+    db.write_sweep(results, "t", described,
+                   [{**{k: v for k, v in r.items() if k != "sweep"}, "cell": i} for i, r in enumerate(rows)])
+    before = digest(results)
+    done = launch(path, results)
+    assert done.returncode == 0, done.stderr
+    after = digest(results)
+    assert {k: v for k, v in after.items() if "logs/" not in k and not k.startswith("claims/")} == \
+        {k: v for k, v in before.items() if "logs/" not in k and not k.startswith("claims/")}
+    assert [r["seed"] for r in db.read_plan(results, "t").to_pylist()] == [0, 1, 0, 1]

@@ -1,11 +1,12 @@
-// The report's interactive figures (plotly.js, inlined above). The data is the page's JSON element
-// #harness-data (analysis/explore/payload.py): every run with its outcome and loss curves, the arms, and the
-// fixed figures' Plotly JSON. The LR figure and the loss curves are computed here, so that the arm, LR and
-// seed filters and the smoothing change the means and bands, not only what is shown. Bands follow
-// analysis/bands.py: the 95% t-interval from t_from seeds, the range of two, none for one.
+// The report's interactive figures (plotly.js and run.js, inlined above). The data is the page's JSON element
+// #harness-data (analysis/explore/payload.py): every run with its outcome and signals, the arms, and the fixed
+// figures' Plotly JSON. The LR figure and the loss curves are computed here, so that the arm, LR and seed filters
+// and the smoothing change the means and bands, not only what is shown. Bands follow analysis/bands.py: the 95%
+// t-interval from t_from seeds, the range of two, none for one. The same script draws the dashboard's overlay of
+// several sweeps (analysis/report/overlay.py): there each arm is one sweep's, drawn in its sweep's dash.
 (function () {
   var element = document.getElementById("harness-data");
-  if (!element || !window.Plotly) return;
+  if (!element || !window.Plotly || !window.harnessRun) return;
   var data = JSON.parse(element.textContent);
   var byArm = {}, state = {arms: {}, seeds: {}, lr: "best", ema: data.ema, runs: false};
   data.arms.forEach(function (arm) { byArm[arm.name] = arm; state.arms[arm.name] = true; });
@@ -25,16 +26,11 @@
     return {mean: mean, low: mean, high: mean, n: n};
   }
 
-  function smooth(values, weight) {  // debiased exponential moving average (pandas' ewm(adjust=True))
-    if (!weight) return values;
-    var num = 0, den = 0;
-    return values.map(function (v) { num = weight * num + v; den = weight * den + 1; return num / den; });
-  }
+  var smooth = harnessRun.smooth, escapeHtml = harnessRun.escapeHtml;
 
   function sameLr(a, b) { return (a === null && b === null) || (a !== null && b !== null && Math.abs(a - b) <= 1e-12 * Math.abs(b)); }
   function shownRun(run) { return run.seed === null || state.seeds[run.seed]; }
   function runLr(arm) { return state.lr === "best" ? byArm[arm].best_lr : +state.lr; }
-  function label(arm) { return byArm[arm].label; }
 
   function lrTraces() {
     var traces = [];
@@ -52,7 +48,7 @@
       var common = {legendgroup: arm.name, meta: arm.name, type: "scatter"};
       traces.push(Object.assign({}, common, {
         name: arm.label, mode: "lines+markers", x: lrs, y: points.map(function (p) { return p.mean; }),
-        line: {color: arm.color}, marker: {color: arm.color, size: 8},
+        line: {color: arm.color, dash: arm.dash || "solid"}, marker: {color: arm.color, size: 8},
         error_y: {type: "data", symmetric: false, array: points.map(function (p) { return p.high - p.mean; }),
                   arrayminus: points.map(function (p) { return p.mean - p.low; }), color: arm.color, thickness: 1.5, width: 5},
         customdata: points.map(function (p) { return [p.n, p.diverged, p.low, p.high, p.ids]; }),
@@ -64,7 +60,8 @@
         y: diverged.map(function (p) { return p.mean; }), marker: {symbol: "x-thin-open", size: 16, color: arm.color, line: {width: 2}}}));
       traces.push(Object.assign({}, common, {
         mode: "markers", showlegend: false, x: runs.map(function (r) { return r.lr; }), y: runs.map(function (r) { return r.loss; }),
-        marker: {color: arm.color, size: 5, opacity: 0.35}, customdata: runs.map(function (r) { return [r.run_id, r.seed, r.outcome]; }),
+        marker: {color: arm.color, size: 5, opacity: 0.35},
+        customdata: runs.map(function (r) { return [r.run_id, r.seed, r.outcome, r.sweep]; }),
         hovertemplate: "run %{customdata[0]}<br>" + arm.label + ", seed %{customdata[1]} (%{customdata[2]})<br>LR %{x:.3g}: %{y:.4g}<extra></extra>"}));
     });
     return traces;
@@ -73,16 +70,17 @@
   function curveTraces(series, panel, legend) {
     var traces = [], axes = {xaxis: "x" + (panel ? panel + 1 : ""), yaxis: "y" + (panel ? panel + 1 : "")};
     data.arms.forEach(function (arm) {
-      var lr = runLr(arm.name), steps = {}, runs = data.runs.filter(function (r) {
-        return r.arm === arm.name && shownRun(r) && r.outcome === "completed" && sameLr(r.lr, lr) && data.curves[series][r.run_id];
+      var curves = data.curves[series] || {}, lr = runLr(arm.name), steps = {}, runs = data.runs.filter(function (r) {
+        return r.arm === arm.name && shownRun(r) && r.outcome === "completed" && sameLr(r.lr, lr) && curves[r.run_id];
       });
       var common = Object.assign({legendgroup: arm.name, meta: arm.name, type: "scatter", mode: "lines"}, axes);
       runs.forEach(function (run) {
-        var curve = data.curves[series][run.run_id], values = series === "train_loss" ? smooth(curve[1], state.ema) : curve[1];
+        var curve = curves[run.run_id], values = series === "train_loss" ? smooth(curve[1], state.ema) : curve[1];
         curve[0].forEach(function (step, i) { (steps[step] = steps[step] || []).push(values[i]); });
         if (state.runs) traces.push(Object.assign({}, common, {
-          showlegend: false, x: curve[0], y: values, line: {color: arm.color, width: 1}, opacity: 0.45,
-          customdata: curve[0].map(function () { return [run.run_id, run.seed]; }),
+          showlegend: false, x: curve[0], y: values, opacity: 0.45,
+          line: {color: arm.color, width: 1, dash: arm.dash || "solid"},
+          customdata: curve[0].map(function () { return [run.run_id, run.seed, run.outcome, run.sweep]; }),
           hovertemplate: "run %{customdata[0]} (seed %{customdata[1]})<br>step %{x}: %{y:.4g}<extra></extra>"}));
       });
       var xs = Object.keys(steps).map(Number).sort(function (a, b) { return a - b; });
@@ -92,7 +90,8 @@
         showlegend: false, hoverinfo: "skip", fill: "toself", fillcolor: arm.color, opacity: 0.2, line: {width: 0},
         x: xs.concat(xs.slice().reverse()), y: bands.map(function (b) { return b.high; }).concat(bands.map(function (b) { return b.low; }).reverse())}));
       traces.push(Object.assign({}, common, {
-        name: arm.label, showlegend: legend, x: xs, y: bands.map(function (b) { return b.mean; }), line: {color: arm.color, width: 2},
+        name: arm.label, showlegend: legend, x: xs, y: bands.map(function (b) { return b.mean; }),
+        line: {color: arm.color, width: 2, dash: arm.dash || "solid"},
         customdata: bands.map(function (b) { return b.n; }),
         hovertemplate: arm.label + " at LR " + (lr === null ? "?" : lr.toPrecision(3)) + "<br>step %{x}: %{y:.4g} (%{customdata} seeds)<extra></extra>"}));
     });
@@ -127,23 +126,57 @@
     document.querySelectorAll("#arm-toggles input").forEach(function (box) { box.checked = state.arms[box.dataset.arm]; });
   }
 
+  // One run: the panel below the figures, opened by a run link (#run=<id>) or a click on a run in a figure; a
+  // run the page has no signals of (the overlay's) opens on the dashboard's run page instead.
+  var opened = false;  // whether this page's own navigation opened the panel (then "back" is the browser's back)
+
+  function runOptions() {
+    var arms = {};
+    data.arms.forEach(function (arm) { arms[arm.name] = arm; });
+    return {arms: arms, ema: state.ema, metric: data.metric};
+  }
+
   function showRun(runId) {
-    var run = data.runs.filter(function (r) { return r.run_id === runId; })[0];
-    if (!run) return;
-    var traces = [];
-    [["train_loss", 0], ["val_loss", 1]].forEach(function (item) {
-      var curve = data.curves[item[0]][runId], axes = {xaxis: "x" + (item[1] ? 2 : ""), yaxis: "y" + (item[1] ? 2 : "")};
-      if (!curve) return;
-      if (item[0] === "train_loss") traces.push(Object.assign({type: "scatter", mode: "lines", name: "raw", x: curve[0], y: curve[1],
-                                                  line: {color: "#bbb", width: 1}}, axes));
-      traces.push(Object.assign({type: "scatter", mode: "lines+markers", name: item[0] === "train_loss" ? "smoothed" : "validation",
-                                 x: curve[0], y: item[0] === "train_loss" ? smooth(curve[1], state.ema) : curve[1],
-                                 line: {color: byArm[run.arm].color}, marker: {size: 3}}, axes));
-    });
-    document.getElementById("run-info").textContent = "run " + run.run_id + ": " + label(run.arm) + ", LR " + run.lr +
-      ", seed " + run.seed + ", " + run.outcome + (run.value === null ? "" : ", " + data.metric + " " + run.value.toPrecision(5));
-    Plotly.react("plot-run", traces, axesLayout(["training loss", "validation loss"], [{title: {text: "step"}}, {title: {text: "step"}}], [], 320), config);
-    document.getElementById("run-detail").scrollIntoView({block: "nearest"});
+    var box = document.getElementById("run-detail");
+    if (!box || !data.info || !data.info[runId]) return false;
+    box.hidden = false;  // before drawing: a hidden panel has no width for its plots to fill
+    harnessRun.draw(box, data, runId, runOptions());
+    var page = document.getElementById("run-page"), index = document.body.dataset.index;
+    if (page && index) {
+      page.href = index + "run/" + encodeURIComponent(runId) + "?sweep=" +
+        encodeURIComponent(data.info[runId].sweep || "");
+      page.hidden = false;
+    }
+    var bar = document.getElementById("explore");  // sticky at the top: the panel's first line goes below it
+    box.style.scrollMarginTop = (bar ? bar.offsetHeight + 8 : 0) + "px";
+    box.scrollIntoView({block: "start"});
+    return true;
+  }
+
+  function openRun(runId, sweep) {
+    pause();
+    if (data.info && data.info[runId]) {
+      opened = true;
+      if (location.hash === "#run=" + encodeURIComponent(runId)) showRun(runId);
+      else location.hash = "run=" + encodeURIComponent(runId);
+    } else if (document.body.dataset.index) {
+      location.href = document.body.dataset.index + "run/" + encodeURIComponent(runId) +
+        (sweep ? "?sweep=" + encodeURIComponent(sweep) : "");
+    }
+  }
+
+  function route() {
+    var found = /^#run=(.+)$/.exec(location.hash), box = document.getElementById("run-detail");
+    if (found && showRun(decodeURIComponent(found[1]))) return;
+    if (box) box.hidden = true;
+  }
+
+  function back(event) {
+    event.preventDefault();
+    if (opened) { opened = false; history.back(); return; }  // to where the run was opened from, scrolled as it was
+    history.replaceState(null, "", location.pathname + location.search);
+    route();
+    (document.getElementById("explore") || document.body).scrollIntoView({block: "start"});
   }
 
   function toggleArm(arm, only) {
@@ -181,20 +214,22 @@
     document.getElementById("show-runs").addEventListener("change", function (e) { pause(); state.runs = e.target.checked; draw(); });
   }
 
-  function escapeHtml(text) {
-    return String(text).replace(/[&<>"']/g, function (c) { return {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]; });
-  }
-
   controls();
   draw();
+  window.addEventListener("hashchange", function () {
+    if (/^#run=/.test(location.hash)) { pause(); opened = true; }
+    route();
+  });
+  document.querySelectorAll(".run-back").forEach(function (link) { link.addEventListener("click", back); });
+  route();
   document.querySelectorAll(".plot").forEach(function (plot) {
-    if (!plot.on) return;  // a figure with nothing to draw, or the run panel before a click
+    if (!plot.on) return;  // a figure with nothing to draw
     plot.on("plotly_legendclick", function (event) { return toggleArm(event.data[event.curveNumber].legendgroup, false); });
     plot.on("plotly_legenddoubleclick", function (event) { return toggleArm(event.data[event.curveNumber].legendgroup, true); });
     plot.on("plotly_relayout", function (event) { if (event && Object.keys(event).some(function (k) { return k.indexOf("range") >= 0; })) pause(); });
     plot.on("plotly_click", function (event) {
       var point = event.points[0], id = point && point.customdata && point.customdata[0];
-      if (typeof id === "string") showRun(id);
+      if (typeof id === "string") openRun(id, point.customdata[3]);
     });
   });
 })();

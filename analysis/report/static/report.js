@@ -23,12 +23,12 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 (function () {
   var seconds = +document.body.dataset.reload, button = document.getElementById("reload-toggle");
   if (!seconds || !button) return;
-  var key = "harness-pause:" + location.pathname, timer = null;
+  var key = "harness-pause:" + location.pathname, timer = null, state = document.getElementById("reload-state");
+  var running = state.textContent;  // what reloads it: "… while the sweep runs", "… while the run trains"
   function show() {
     var paused = sessionStorage.getItem(key) === "1";
     button.textContent = paused ? "resume reloading" : "pause reloading";
-    document.getElementById("reload-state").textContent = paused ?
-      "reloading paused" : "this page reloads every " + seconds + " s while the sweep runs";
+    state.textContent = paused ? "reloading paused" : running;
     clearTimeout(timer);
     if (!paused) timer = setTimeout(function () { location.reload(); }, seconds * 1000);
   }

@@ -86,3 +86,45 @@ def test_legends_and_arm_labels_fit_inside_the_figure(tmp_path):
         for text in texts:
             extent = text.get_window_extent(renderer)
             assert extent.x0 >= 0 and extent.x1 <= figure.bbox.x1, (name, text.get_text())
+
+
+@pytest.fixture(scope="module")
+def spread(spread_store):
+    return make_context(load_sweep(spread_store, "sp"), "final_val_loss", baseline="base")
+
+
+def last_step_band(growths):
+    """The oracle at the last step: layer 0's max attention logit is 5·growth + 1 (head 1), so the band is the
+    95% t-interval of the mean of their logarithms, exponentiated."""
+    from scipy import stats
+
+    logs = np.log([5.0 * g + 1.0 for g in growths])
+    low, high = stats.t.interval(0.95, len(logs) - 1, loc=logs.mean(), scale=stats.sem(logs))
+    return np.exp(low), np.exp(logs.mean()), np.exp(high)
+
+
+def test_a_band_on_a_log_axis_follows_the_curve_instead_of_falling_to_the_axis(spread):
+    ax = FIGURES["attention"](spread).figure.axes[0]
+    assert ax.get_yscale() == "log"
+    fills = [c for c in ax.collections if len(c.get_paths()) and len(c.get_paths()[0].vertices) > 4]
+    base = fills[0].get_paths()[0].vertices  # the baseline's band, drawn first
+    low, mean, high = last_step_band((10.0, 300.0, 3000.0))
+    assert base[:, 1].min() > 0  # an arithmetic interval reaches below zero here, which the log axis clips to its floor
+    at_end = base[base[:, 0] == 59][:, 1]
+    assert (at_end.min(), at_end.max()) == pytest.approx((low, high), rel=1e-6)
+    line = [line for line in ax.get_lines() if line.get_label() == "base"][0]
+    assert line.get_ydata()[-1] == pytest.approx(mean, rel=1e-6)  # the geometric mean, not the arithmetic one
+
+
+def test_the_spike_timeline_makes_room_for_wide_arm_names(tmp_path):
+    import synthetic
+
+    wide = "WMWMWMWMWMWMWMWMWMWMWMWMWMWM"  # as many letters as a narrow name takes twice the room
+    synthetic.write_planted(tmp_path, "wide", {wide: (0.0, 0.01, 2), "base": (0.1, 0.01, 2)}, steps=12, spikes=(3,))
+    figure = FIGURES["spikes"](make_context(load_sweep(tmp_path, "wide"), "final_val_loss", baseline="base")).figure
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    labels = [label for label in figure.axes[0].get_yticklabels() if label.get_text()]
+    assert {label.get_text() for label in labels} == {wide, "base"}
+    for label in labels:
+        assert label.get_window_extent(canvas.get_renderer()).x0 >= 0, label.get_text()

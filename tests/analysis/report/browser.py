@@ -60,3 +60,50 @@ def driver(width: int = 1280, height: int = 900):
 def console_errors(session) -> list[str]:
     """The page's console messages at level SEVERE (script errors, failed loads)."""
     return [entry["message"] for entry in session.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def traces(session, plot: str, arm: str) -> list[dict]:
+    """The traces of `arm` (their `meta`) in the figure `plot`: visible, mode, customdata, y."""
+    return session.execute_script(
+        "var arm = arguments[1]; return document.getElementById(arguments[0]).data.filter(function (t) {"
+        " return t.meta === arm; }).map(function (t) {"
+        " return {visible: t.visible, mode: t.mode, customdata: t.customdata, y: t.y}; });", plot, arm)
+
+
+def point(session, plot: str, arm: str, index: int, mode: str = "lines+markers") -> tuple[float, float]:
+    """Viewport coordinates of point `index` of the arm's trace with `mode` (scrolled into view first)."""
+    session.execute_script("document.getElementById(arguments[0]).scrollIntoView({block: 'center'});", plot)
+    return session.execute_script("""
+        var gd = document.getElementById(arguments[0]), box = gd.getBoundingClientRect();
+        var arm = arguments[1], mode = arguments[3];
+        var t = gd._fullData.filter(function (t) { return t.meta === arm && t.mode === mode; })[0];
+        var xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, x = t.x[arguments[2]], y = t.y[arguments[2]];
+        return [box.left + xa._offset + xa.l2p(xa.d2l(x)), box.top + ya._offset + ya.l2p(ya.d2l(y))];
+    """, plot, arm, index, mode)
+
+
+def move(session, x: float, y: float, click: bool = False) -> None:
+    """The mouse to viewport point (x, y), and a click there if asked."""
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+
+    builder = ActionBuilder(session)
+    builder.pointer_action.move_to_location(int(x), int(y))
+    if click:
+        builder.pointer_action.click()
+    builder.perform()
+
+
+RUN_PANELS = ("train_loss", "val_loss", "lr", "grad_norm", "attention", "output_logit_max_abs", "output_log_z_mean")
+
+
+def run_panels(session) -> dict[str, dict]:
+    """The one-run view's panels by signal, in the page's order: how many traces and points each drew, its y axis
+    type and its traces' names."""
+    found = session.execute_script("""
+        return Array.prototype.map.call(document.querySelectorAll("#run-detail .run-panel"), function (cell) {
+            var plot = cell.querySelector(".plot"), data = plot && plot.data ? plot.data : [];
+            return {signal: cell.dataset.signal, traces: data.length, names: data.map(function (t) { return t.name; }),
+                points: data.reduce(function (n, t) { return n + t.x.length; }, 0),
+                yaxis: plot && plot._fullLayout ? plot._fullLayout.yaxis.type : null};
+        });""")
+    return {panel.pop("signal"): panel for panel in found}  # a JSON object would come back with its keys sorted

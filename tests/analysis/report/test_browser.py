@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -18,7 +17,7 @@ import synthetic
 from analysis.report import write_report
 
 sys.path.insert(0, str(Path(__file__).parent))
-from browser import console_errors, driver  # noqa: E402
+from browser import RUN_PANELS, console_errors, driver, move, point, run_panels, traces  # noqa: E402
 
 ARMS = {"baseline": (0.0, 0.003, 3), "rmsnorm": (-0.1, 0.003, 3), "softcap": (0.05, 0.003, 3)}
 LABELS = {"rmsnorm": "QK-norm (RMS)"}
@@ -50,35 +49,9 @@ def fresh(session, page):
     return session
 
 
-def traces(session, plot: str, arm: str) -> list[dict]:
-    return session.execute_script(
-        "var arm = arguments[1]; return document.getElementById(arguments[0]).data.filter(function (t) { return t.meta === arm; })"
-        ".map(function (t) { return {visible: t.visible, mode: t.mode, customdata: t.customdata, y: t.y}; });", plot, arm)
-
-
-def point(session, plot: str, arm: str, index: int, mode: str = "lines+markers") -> tuple[float, float]:
-    """Viewport coordinates of point `index` of the arm's trace with `mode` (scrolled into view first)."""
-    session.execute_script("document.getElementById(arguments[0]).scrollIntoView({block: 'center'});", plot)
-    return session.execute_script("""
-        var gd = document.getElementById(arguments[0]), box = gd.getBoundingClientRect(), arm = arguments[1], mode = arguments[3];
-        var t = gd._fullData.filter(function (t) { return t.meta === arm && t.mode === mode; })[0];
-        var xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, x = t.x[arguments[2]], y = t.y[arguments[2]];
-        return [box.left + xa._offset + xa.l2p(xa.d2l(x)), box.top + ya._offset + ya.l2p(ya.d2l(y))];
-    """, plot, arm, index, mode)
-
-
-def move(session, x: float, y: float, click: bool = False) -> None:
-    """The mouse to viewport point (x, y), and a click there if asked."""
-    builder = ActionBuilder(session)
-    builder.pointer_action.move_to_location(int(x), int(y))
-    if click:
-        builder.pointer_action.click()
-    builder.perform()
-
-
 def test_the_page_opens_without_console_errors_and_draws_every_figure(fresh):
     drawn = fresh.execute_script(
-        "return Array.prototype.map.call(document.querySelectorAll('.plot:not(#plot-run)'), function (p) {"
+        "return Array.prototype.map.call(document.querySelectorAll('figure .plot'), function (p) {"
         " return [p.id, p.querySelectorAll('.main-svg').length > 0]; });")
     assert drawn and all(ok for _, ok in drawn), drawn
     assert len(drawn) == 6  # the seventh, the spike timeline, has no event here: one line instead of an empty box
@@ -128,8 +101,30 @@ def test_clicking_a_run_opens_its_curves(fresh):
     runs = [t for t in traces(fresh, "plot-lr", "softcap") if t["mode"] == "markers" and t["customdata"]]
     run_id = runs[-1]["customdata"][0][0]
     move(fresh, x, y, click=True)
-    assert fresh.find_element(By.ID, "run-info").text.startswith(f"run {run_id}: softcap, LR 0.001, seed ")
-    assert fresh.find_elements(By.CSS_SELECTOR, "#plot-run .main-svg")
+    title = fresh.find_element(By.CSS_SELECTOR, "#run-detail .run-title").text
+    assert title.startswith(f"run {run_id}: softcap, LR 0.001, seed ")
+    panels = run_panels(fresh)
+    assert list(panels) == list(RUN_PANELS) and all(panel["traces"] and panel["points"] for panel in panels.values())
+
+
+def test_a_run_opens_from_a_table_row_and_the_link_back_returns_there(fresh):
+    fresh.find_element(By.CSS_SELECTOR, "#runs summary").click()
+    link = fresh.find_elements(By.CSS_SELECTOR, "#runs a.run-link")[4]
+    run_id = link.get_attribute("data-run")
+    fresh.execute_script("arguments[0].scrollIntoView({block: 'center'});", link)
+    link.click()
+    assert fresh.execute_script("return location.hash") == f"#run={run_id}"
+    assert fresh.find_element(By.CSS_SELECTOR, "#run-detail .run-title").text.startswith(f"run {run_id}: ")
+    panels = run_panels(fresh)
+    assert list(panels) == list(RUN_PANELS) and all(panel["traces"] and panel["points"] for panel in panels.values())
+    facts = fresh.find_element(By.CSS_SELECTOR, "#run-detail .run-facts").text
+    assert "seed" in facts and "final validation loss" in facts and "config (" in facts
+    assert not fresh.find_element(By.ID, "run-page").is_displayed()  # a report on its own has no run pages
+    fresh.find_element(By.CSS_SELECTOR, "#run-detail .run-back").click()
+    assert fresh.execute_script("return location.hash") == ""
+    assert not fresh.find_element(By.ID, "run-detail").is_displayed()
+    top = fresh.execute_script("return arguments[0].getBoundingClientRect().top", link)
+    assert 0 <= top <= fresh.execute_script("return window.innerHeight")  # back where it was opened
 
 
 def test_the_tables_sort_on_a_header_click(fresh):

@@ -28,7 +28,9 @@ def test_report_is_self_contained_at_the_default_path(planted_store, finished_pa
     assert path == planted_store[0] / "sweeps" / "planted" / "report.html"
     # a ladder's figures are in its own section (test_ladder_section.py)
     shown = [name for name in FIGURES if name not in ("ladder", "decisions")]
-    assert page.count('<div class="plot" id="plot-') == len(shown) + 1  # every figure has data here, and the run panel
+    # every figure has data here (the run panel's are drawn when it opens)
+    assert page.count('<div class="plot" id="plot-') == len(shown)
+    assert page.count('<section id="run-detail" class="run" hidden>') == 1
     assert 'id="harness-data" type="application/json"' in page and "Plotly" in page  # plotly.js inlined
     assert not re.search(r'<(script|img|link|iframe)[^>]* (src|href)=', page)  # nothing to fetch: opens from disk, offline
 
