@@ -251,13 +251,13 @@ def test_random_combination(seed, check):
 
 # The recipe of docs/internals.md followed once, for a norm that exists only in this test: Dynamic Tanh
 # (Zhu et al. 2025), γ·tanh(α·x) + β with α a learned scalar that starts at 0.5, an init no shipped norm uses.
-def dyt(cfg: ModelConfig, width: int) -> dict[str, Param]:
+def dyt(cfg: ModelConfig, layer: int | None, width: int) -> dict[str, Param]:
     """α, then γ at the identity and a zero β."""
     return {"alpha": Param((1,), Constant(0.5))} | norms.scale(cfg, width) | {"bias": Param((width,), ZEROS)}
 
 
 class DynamicTanh(Component):
-    def __init__(self, cfg: ModelConfig, width: int, params: dict[str, Param]) -> None:
+    def __init__(self, cfg: ModelConfig, layer: int | None, width: int, params: dict[str, Param]) -> None:
         super().__init__()
         self.unit_offset = cfg.norm_unit_offset
         self.declare(params)
@@ -291,12 +291,12 @@ def test_a_norm_with_its_own_init_registered_in_a_test_passes_the_registry_check
         ModelConfig(norm=THROWAWAY)  # and gone afterwards
 
 
-def _alpha_declared_as_one(cfg, width):
-    return dyt(cfg, width) | {"alpha": Param((1,), Constant(1.0))}
+def _alpha_declared_as_one(cfg, layer, width):
+    return dyt(cfg, layer, width) | {"alpha": Param((1,), Constant(1.0))}
 
 
-def _scale_declared_like_a_weight(cfg, width):  # the bug the declarations removed: γ ~ normal(0, init_std)
-    return dyt(cfg, width) | {"weight": Param((width,), WEIGHT.for_config(cfg))}
+def _scale_declared_like_a_weight(cfg, layer, width):  # the bug the declarations removed: γ ~ normal(0, init_std)
+    return dyt(cfg, layer, width) | {"weight": Param((width,), WEIGHT.for_config(cfg))}
 
 
 class _RefillsAlpha(DynamicTanh):  # declares α = 0.5, then starts it elsewhere
@@ -306,7 +306,7 @@ class _RefillsAlpha(DynamicTanh):  # declares α = 0.5, then starts it elsewhere
 
 
 class _AlphaPerChannel(DynamicTanh):  # declares a scalar α, builds one per channel
-    def __init__(self, cfg, width, params):
+    def __init__(self, cfg, layer, width, params):
         Component.__init__(self)
         self.alpha = torch.nn.Parameter(torch.empty(width))
         self.unit_offset = cfg.norm_unit_offset
@@ -318,8 +318,8 @@ class _MixesChannels(DynamicTanh):  # multiplies by a (width, width) matrix its 
         return super().forward(x) @ self.mix
 
 
-def _with_mixing(cfg, width):
-    return dyt(cfg, width) | {"mix": param((width, width), WEIGHT, cfg)}
+def _with_mixing(cfg, layer, width):
+    return dyt(cfg, layer, width) | {"mix": param((width, width), WEIGHT, cfg)}
 
 
 class _DetachesAlpha(DynamicTanh):  # α never learns
@@ -343,8 +343,8 @@ def test_the_registry_checks_catch_a_broken_copy(params, module, init, failure):
             _run_checks_on(THROWAWAY)
 
 
-def _mixing_declared_as_input(cfg, width):  # a (width, width) matrix documented and declared vector-like
-    return dyt(cfg, width) | {"mix": param((width, width), INPUT_WEIGHT, cfg)}
+def _mixing_declared_as_input(cfg, layer, width):  # a (width, width) matrix documented and declared vector-like
+    return dyt(cfg, layer, width) | {"mix": param((width, width), INPUT_WEIGHT, cfg)}
 
 
 def test_the_mup_check_catches_a_matrix_declared_in_the_wrong_role():
@@ -366,8 +366,8 @@ def test_a_declared_tensor_without_a_documented_init_is_refused():
 
 def test_a_parameter_without_declaration_is_refused():
     class ExtraNorm(DynamicTanh):
-        def __init__(self, cfg, width, params):
-            super().__init__(cfg, width, params)
+        def __init__(self, cfg, layer, width, params):
+            super().__init__(cfg, layer, width, params)
             self.shift = torch.nn.Parameter(torch.zeros(width))
 
     with registry.registered(registry.NORMS, "extranorm", registry.Component(dyt, ExtraNorm, init=DYT_INIT)):
