@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.errors import AnalysisError, suggestion
+from analysis.errors import AnalysisError, closest, suggestion
 from analysis.ladder import SEPARATOR as LADDER_SEPARATOR
 from analysis.frames import Sweep
 from analysis.reversals import Reversals, scale_reversals
@@ -44,8 +44,11 @@ def check_across(sweep: Sweep, field: str) -> None:
     """AnalysisError unless `field` is a config field of the sweep's runs with several values among its finished runs."""
     fields = config_fields(sweep)
     if field not in fields:
-        raise AnalysisError(f"--across {field!r} is not a config field of sweep {sweep.info.name!r}'s runs"
-                            + suggestion(field, fields, "fields"))
+        # The hint looks first among the fields that vary, the only ones --across can take: 'd_modle' is as close to
+        # 'wd_mode' as to 'd_model' by letters, but only d_model has several values in a sweep across widths.
+        varying = [name for name in fields if sweep.finished[name].nunique() > 1]
+        hint = suggestion(field, varying, "fields") if closest(field, varying) else suggestion(field, fields, "fields")
+        raise AnalysisError(f"--across {field!r} is not a config field of sweep {sweep.info.name!r}'s runs" + hint)
     values = sweep.finished[field].dropna().unique()
     if len(values) < 2:
         found = f"one value ({shown(values[0])})" if len(values) else "no value"

@@ -102,17 +102,41 @@ def analyse(sweep: Sweep, metric: str = METRIC, baseline: str | None = None, min
     best_lr = dict(zip(sensitivity["arm"], sensitivity["best_lr"]))
     comparison_sql = sweep.sql(f"SELECT arm, lr, seed, status, {quote_ident(metric)} FROM sweep_runs ORDER BY arm, lr, seed")
     signal = primary_signal(sweep, metric, cells.baseline, sensitivity)
-    ladder = ladder_of(sweep, metric, cells.baseline)
-    judged, judged_lr, arms, rung = cells, best_lr, {}, None
-    if ladder is not None:
-        from analysis.ladder.headline import largest_rung
-
-        judged, judged_lr, rung, arms = largest_rung(sweep, cells, best_lr)
+    lines, arms, rung = judged_headlines(sweep, cells, best_lr, min_effect)
     return Analysis(
         sweep, metric, cells.baseline, min_effect, comparison, sensitivity, stable, compare_across(sweep, metric),
         [comparison_sql, *sensitivity_sql, stability_sql, *([signal.sql] if signal is not None and signal.sql else [])],
-        headlines(judged, judged_lr, min_effect, bool(sweep.info.adaptive)), ladder, signal, soft_caps(sweep), arms, rung,
+        lines, ladder_of(sweep, metric, cells.baseline), signal, soft_caps(sweep), arms, rung,
     )
+
+
+def judged_headlines(sweep: Sweep, cells, best_lr: dict, min_effect: float) -> tuple[list[Headline], dict[str, str], str | None]:
+    """The headline rows as the answer judges them (`analysis.headline`: each arm at its best LR, the anytime-valid
+    table after adaptive seeding; a ladder's arms at its largest rung), each such arm → the name it is shown by
+    (a ladder's variant; empty otherwise), and a ladder's largest rung."""
+    from analysis.ladder.points import is_ladder
+
+    judged, judged_lr, arms, rung = cells, best_lr, {}, None
+    if is_ladder(sweep):
+        from analysis.ladder.headline import largest_rung
+
+        judged, judged_lr, rung, arms = largest_rung(sweep, cells, best_lr)
+    return headlines(judged, judged_lr, min_effect, bool(sweep.info.adaptive)), arms, rung
+
+
+def per_arm_verdicts(sweep: Sweep, metric: str = METRIC, baseline: str | None = None,
+                     min_effect: float = MIN_EFFECT) -> dict[str, tuple[str, str | None]]:
+    """arm (as the per-arm table names it) → its headline verdict against the baseline and the test that decided:
+    `harness summary`'s verdict columns, by the one rule table."""
+    cells = finished_cells(sweep, metric, baseline)
+    sensitivity, _ = lr_sensitivity(sweep, metric)
+    lines, arms, _ = judged_headlines(sweep, cells, dict(zip(sensitivity["arm"], sensitivity["best_lr"])), min_effect)
+    by_name = {line.arm: (line.row["verdict"], line.row.get("decided_by")) for line in lines}
+    if not arms:
+        return by_name | {cells.baseline: ("baseline", None)}
+    baseline = cells.baseline.split("@", 1)[0]
+    return {arm: ("baseline", None) if name == baseline else by_name[name] for arm, name in arms.items()
+            if name == baseline or name in by_name}
 
 
 def _table_rows(cells, min_effect: float, adaptive: bool) -> tuple[list[dict], tuple[str, ...]]:

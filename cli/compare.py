@@ -100,14 +100,17 @@ def _missing(value) -> bool:
 
 
 def read_cells(results_dir, sweep: str, metric: str, baseline: str | None):
-    """The sweep's checked `analysis.cells.Cells`, its progress line while it runs, its arms' display labels, and how
-    its seeds were added adaptively (None: they were not)."""
+    """The sweep's checked `analysis.cells.Cells`, its progress line while it runs, its arms' display labels, how
+    its seeds were added adaptively (None: they were not), and the line on the code that made its finished runs
+    (db.provenance)."""
     from analysis.compare import finished_cells
     from analysis.source import open_sweep
+    from db.provenance import finished_code_summary
 
     source = open_sweep(results_dir, sweep)
     cells = finished_cells(source, metric, baseline)
-    return cells, source.info.progress() if source.info.running else None, source.labels, source.info.adaptive
+    code = finished_code_summary(source.con, "sweep_runs")
+    return cells, source.info.progress() if source.info.running else None, source.labels, source.info.adaptive, code
 
 
 def across(args: argparse.Namespace) -> tuple[list[dict], list[str], str | None]:
@@ -115,11 +118,13 @@ def across(args: argparse.Namespace) -> tuple[list[dict], list[str], str | None]
     from analysis.compare import check_finished, check_metric
     from analysis.frames import load_sweep
     from analysis.scale import check_across, compare_across
+    from db.provenance import finished_code_summary
 
     sweep = load_sweep(args.results, args.sweep)
     check_metric(sweep, args.metric)
     check_finished(sweep)
     check_across(sweep, args.across)
+    _say_code(finished_code_summary(sweep.con, "sweep_runs"))
     table = compare_across(sweep, args.metric, args.across).table
     return frame_rows(table), list(table.columns), sweep.info.progress() if sweep.info.running else None
 
@@ -134,7 +139,8 @@ def comparison(args: argparse.Namespace) -> tuple[list[dict], list[str], str | N
     with Forked(read_cells, args.results, args.sweep, args.metric, args.baseline, expected=(ConfigError,)) as reading:
         from analysis.cells import add_selection
         from analysis.comparison import COLUMNS, comparison_table
-    cells, partial, labels, adaptive = reading.result()
+    cells, partial, labels, adaptive, code = reading.result()
+    _say_code(code)
     rows = comparison_table(cells, args.min_effect, args.robust)
     COLUMNS = [*COLUMNS, *add_selection(rows, cells)]  # in a search: how each arm's seed outcomes were chosen
     if args.sequential or adaptive:
@@ -153,6 +159,12 @@ def comparison(args: argparse.Namespace) -> tuple[list[dict], list[str], str | N
     for row in rows:  # arms by their display labels, where the plan gives them
         row["arm"] = labels.get(row["arm"], row["arm"])
     return rows, COLUMNS, partial
+
+
+def _say_code(code: str | None) -> None:
+    """The note on which code made the compared runs ('code: harness 0.1.0 @ 6eaecc0 (clean), torch 2.13.0, cpu')."""
+    if code:
+        print(f"harness compare: {code}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

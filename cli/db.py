@@ -12,9 +12,11 @@ import warnings
 
 FORMATS = ("table", "csv", "json", "parquet")  # = db.render.FORMATS, without importing pyarrow for --help
 
-# Columns keep their `runs` view names, so `--format json/csv` rows join back to the views.
+# Columns keep their `runs` view names, so `--format json/csv` rows join back to the views; the text table shows
+# commits abbreviated, as `git log --oneline` does (db.provenance.SHORT_COMMIT).
 RUNS_SQL = """
-SELECT run_id, sweep, arm, seed, status, last_step, final_val_loss, best_val_loss, diverged_at_step
+SELECT run_id, sweep, arm, seed, status, last_step, final_val_loss, best_val_loss, diverged_at_step,
+    harness_version, {git_commit}, git_dirty, code_versions, device_name
 FROM runs ORDER BY sweep NULLS LAST, arm NULLS LAST, seed NULLS LAST, run_id
 """
 
@@ -38,7 +40,8 @@ def register(subparsers) -> None:
     _add_output(query, "table")
     query.set_defaults(handler=_guarded(_query))
 
-    runs = commands.add_parser("runs", help="one line per run: sweep, arm, seed, status, steps, val loss")
+    runs = commands.add_parser("runs", help="one line per run: sweep, arm, seed, status, steps, val loss, the code and "
+                               "device that made it")
     _add_results(runs)
     _add_output(runs, "table")
     runs.set_defaults(handler=_guarded(_runs))
@@ -130,11 +133,14 @@ def _query(args: argparse.Namespace) -> int:
 
 
 def _runs(args: argparse.Namespace) -> int:
+    from db.provenance import SHORT_COMMIT
     from db.recover import run_recovering
     from db.render import to_arrow
 
     _check_output(args)
-    return _emit(run_recovering(args.results, lambda con: to_arrow(con.sql(RUNS_SQL), args.format)), args)
+    commit = f"left(git_commit, {SHORT_COMMIT}) AS git_commit" if args.format == "table" else "git_commit"
+    sql = RUNS_SQL.format(git_commit=commit)
+    return _emit(run_recovering(args.results, lambda con: to_arrow(con.sql(sql), args.format)), args)
 
 
 def _export(args: argparse.Namespace) -> int:

@@ -14,7 +14,8 @@ from harness import __version__
 from harness.config.base import ConfigError
 
 # Subcommand modules, in the order `harness --help` lists them.
-COMMANDS = ("presets", "calc", "run", "sample", "ablations", "sweep", "sweeps", "db", "compare", "summary", "plot", "report", "dashboard", "export")
+COMMANDS = ("presets", "calc", "run", "sample", "ablations", "sweep", "sweeps", "db", "compare", "decisions", "summary",
+            "plot", "report", "dashboard", "export")
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -19,10 +19,12 @@ EMA = 0.6  # = analysis.explore.payload.DEFAULT_EMA: light smoothing by default,
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "plot", help="draw one figure of a sweep (curves, lr, attention, logits, spikes, cost, compute, ladder)",
+        "plot",
+        help="draw one figure of a sweep (curves, lr, attention, logits, spikes, cost, compute, ladder, decisions)",
         description="Write one of the report's figures to a file; the format follows --out's suffix.",
     )
-    parser.add_argument("figure", metavar="FIGURE", help="curves, lr, attention, logits, spikes, cost, compute or ladder")
+    parser.add_argument("figure", metavar="FIGURE",
+                        help="curves, lr, attention, logits, spikes, cost, compute, ladder or decisions")
     add_sweep_options(parser, min_effect=False)
     parser.add_argument("--out", required=True, metavar="FILE", help="output file: .png, .svg or .pdf")
     parser.add_argument("--ema", type=float, default=EMA, metavar="W",
@@ -31,6 +33,9 @@ def register(subparsers) -> None:
     target = parser.add_mutually_exclusive_group()
     target.add_argument("--target-flops", type=float, metavar="X", help="ladder: mark and extrapolate to X training FLOPs (default: 100× the largest rung)")
     target.add_argument("--target-params", type=float, metavar="N", help="ladder: draw loss against parameters, extrapolated to N")
+    parser.add_argument("--also", action="append", default=[], metavar="SWEEP",
+                        help="decisions: pool the decisions of this ladder sweep too (repeatable), as `harness "
+                        "decisions` does")
     parser.set_defaults(handler=run)
 
 
@@ -58,15 +63,30 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.ema < 1:
         raise ConfigError(f"--ema {args.ema!r} is invalid: the weight of the past must be at least 0 (none) and below 1.")
     _check_target(args)
-    from analysis.frames import load_sweep
-    from analysis.plots import make_context
-
-    context = make_context(load_sweep(args.results, args.sweep), args.metric, args.baseline, ema=args.ema, log=args.log,
-                           target_flops=args.target_flops, target_params=args.target_params)
-    plot = FIGURES[args.figure](context)
+    if args.also and args.figure != "decisions":
+        raise ConfigError(f"--also applies to the decisions figure only, not {args.figure!r}.")
+    plot = _pooled_decisions(args) if args.also else _figure(args)
     out.parent.mkdir(parents=True, exist_ok=True)
     plot.save(out)
     for note in plot.notes:
         print(f"harness plot: {note}", file=sys.stderr)
     print(out)
     return 0
+
+
+def _figure(args: argparse.Namespace):
+    from analysis.frames import load_sweep
+    from analysis.plots import FIGURES, make_context
+
+    context = make_context(load_sweep(args.results, args.sweep), args.metric, args.baseline, ema=args.ema, log=args.log,
+                           target_flops=args.target_flops, target_params=args.target_params)
+    return FIGURES[args.figure](context)
+
+
+def _pooled_decisions(args: argparse.Namespace):
+    """The decisions figure of SWEEP and every --also sweep, their decisions pooled."""
+    from analysis.ladder.decision_runs import decision_runs
+    from analysis.ladder.decisions import decision_accuracy
+    from analysis.plots.decisions import draw
+
+    return draw(decision_accuracy(decision_runs(args.results, [args.sweep, *args.also], args.metric)))

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from cli.rerun_changed import add_option as add_rerun_changed
 from harness.config.base import ConfigError
 
 
@@ -46,6 +47,7 @@ def register(subparsers) -> None:
     parser.add_argument("--arm", metavar="NAME", help="label the run with an arm name within --sweep")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (e.g. in batch jobs)")
     add_keep_checkpoints(parser)
+    add_rerun_changed(parser)
     parser.set_defaults(handler=run)
 
 
@@ -53,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     """Validate, prepare data, train, print the closing summary. A diverged run is a result: exit 0."""
     started = time.perf_counter()
     import db
+    from cli.rerun_changed import warn_resume
     from cli.run_checks import check_results_dir, check_resumable, check_run_id_free
     from cli.run_config import resolve_configs, warn_small_tokenizer
     from harness.data import prepare
@@ -64,10 +67,15 @@ def run(args: argparse.Namespace) -> int:
     check_results_dir(results_dir)
     warn_planned_sweep(results_dir, args.sweep)
     run_id = args.run_id or configs.key()
+    retire = None  # the stored run that --rerun-changed archives before training
     if args.resume:
+        if args.rerun_changed:
+            raise ConfigError("--resume and --rerun-changed: give one (--rerun-changed trains the run again from "
+                              "step 0).")
         check_resumable(results_dir, run_id, model, train)
+        warn_resume(results_dir, run_id)
     else:
-        check_run_id_free(results_dir, run_id)
+        retire = check_run_id_free(results_dir, run_id, args.rerun_changed)
     prepared = prepare(data, model.vocab_size)
     warn_small_tokenizer(model.vocab_size, prepared.tokenizer_vocab_size)
     from harness.train.lightning_import import import_lightning
@@ -76,6 +84,12 @@ def run(args: argparse.Namespace) -> int:
     from harness.train.run import RunSpec, check_run_inputs, train_run
 
     check_run_inputs(prepared, train)
+    if train.short_warmup_warning():  # legal input, said once every check has passed
+        print(f"harness run: warning: {train.short_warmup_warning()}", file=sys.stderr)
+    if retire is not None:
+        for entry in retire():
+            print(f"harness run: {run_id}: its run made by other code moved to {entry}; training it again.",
+                  file=sys.stderr)
     spec = RunSpec(model, train, data, results_dir, run_id, resume=args.resume, sweep=args.sweep, arm=args.arm,
                    keep_checkpoints=args.keep_checkpoints)
     print(f"harness run: {run_id} → {results_dir} (setup {time.perf_counter() - started:.1f} s)", file=sys.stderr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
 from harness.config.base import ConfigError
 from harness.config.model import ModelConfig
@@ -21,9 +22,11 @@ def check_valid_run_id(run_id: str, option: str = "--run-id") -> None:
         raise ConfigError(f"{option}: {err}") from None
 
 
-def check_results_dir(results_dir: Path) -> None:
-    """The results store must be a directory this process can write (created when missing), not a file or a
-    path under one."""
+def check_results_dir(results_dir: Path, create: bool = True) -> None:
+    """The results store must be a directory this process can write, not a file or a path under one; with `create`
+    (a launch that will write) a probe file must be creatable where it is or will be made (cli/out_path.py)."""
+    from cli.out_path import check_writable_folder
+
     if results_dir.exists() and not results_dir.is_dir():
         raise ConfigError(f"--results {str(results_dir)!r} is a file, not a directory; give a directory (created if missing).")
     existing = next(p for p in (results_dir, *results_dir.absolute().parents) if p.exists())
@@ -32,18 +35,29 @@ def check_results_dir(results_dir: Path) -> None:
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ConfigError(f"--results {str(results_dir)!r}: {str(existing)!r} is not writable by this user; give a "
                           "directory you can write.")
+    if create:
+        check_writable_folder(results_dir, f"--results {str(results_dir)!r}")
 
 
-def check_run_id_free(results_dir: Path, run_id: str) -> None:
-    """A fresh run must not reuse the id of one already in the store (its key is the configs' hash)."""
+def check_run_id_free(results_dir: Path, run_id: str, rerun_changed: bool = False) -> Callable[[], object] | None:
+    """A fresh run must not reuse the id of one already in the store (its key is the configs' hash), unless its
+    result was made by other code and `rerun_changed` asks to retrain it: then the archiving to do before training
+    (cli/rerun_changed.py) is returned; None when the id is free."""
+    from cli.rerun_changed import archive, changed_results, made_by
     from db.paths import run_dir
 
     check_valid_run_id(run_id)
-    if run_dir(results_dir, run_id).exists():
-        raise ConfigError(
-            f"run {run_id!r} already exists in {results_dir}: pass --resume to continue it, --run-id NEW to train "
-            f"the same configs again, or --results DIR for another store."
-        )
+    changed = changed_results(results_dir, [run_id])  # after completing an archiving a crash interrupted
+    if not run_dir(results_dir, run_id).exists():
+        return None
+    if changed and rerun_changed:
+        return lambda: archive(results_dir, changed)
+    other = (f" Its result was made by other code ({made_by(changed)}): --rerun-changed archives it and trains it "
+             "again." if changed else "")
+    raise ConfigError(
+        f"run {run_id!r} already exists in {results_dir}: pass --resume to continue it, --run-id NEW to train "
+        f"the same configs again, or --results DIR for another store.{other}"
+    )
 
 
 def check_resumable(results_dir: Path, run_id: str, model: ModelConfig, train: TrainConfig) -> None:

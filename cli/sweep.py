@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from cli import until_decided
+from cli.rerun_changed import add_option as add_rerun_changed
 from cli.run import add_keep_checkpoints
 from cli.sweep_layout import add_layout_options
 from cli.sweep_slurm import add_slurm_options
@@ -49,6 +50,7 @@ def register(subparsers) -> None:
                         help="SQLAlchemy URL of the Optuna storage of `tune=` searches (default: sqlite:///<results>/optuna.db; "
                         "PostgreSQL on a cluster)")
     add_keep_checkpoints(parser)
+    add_rerun_changed(parser)
     add_slurm_options(parser)
     until_decided.add_options(parser)
     parser.set_defaults(handler=sweep)
@@ -79,6 +81,7 @@ def plan_sweep(args):
     from cli.sweep_layout import check_cells
     from experiments import expand
     from experiments.declare.load import load_ablation
+    from harness.config.base import ConfigError
     from harness.config.run_configs import parse_overrides
 
     _check_options(args)
@@ -93,7 +96,10 @@ def plan_sweep(args):
         plan = args.keep_cells(plan)
     check_cells(plan, args.layout)
     results_dir = Path(db.resolve_results_dir(args.results))
-    check_results_dir(results_dir)
+    check_results_dir(results_dir, create=not (args.dry_run or args.status))
+    if plan.studies and args.rerun_changed:
+        raise ConfigError(f"--rerun-changed: sweep {plan.name!r} is a search, whose trials its studies have already "
+                          "told their values; retrain it as a new sweep (--name NEW).")
     if plan.studies and args.optuna_storage and not (args.dry_run or args.status):
         from experiments.search.runner import check_storage
 
@@ -158,13 +164,20 @@ def plan_and_run(args: argparse.Namespace, devices: list[str], standby) -> int:
     if args.dry_run:
         from cli.sweep_dry_run import print_dry_run
 
+        warn_short_warmup(plan.cells)
         print_dry_run(plan, results_dir, args.workers or 1)
         return 0
     from cli.sweep_identity import settle_plan
 
     write_plan = settle_plan(plan, source, results_dir, replace=args.replace, merge=args.keep_cells is not None,
                              seeding_round=getattr(args, "seeding_round", None))
+    if args.keep_cells is None:  # once, not again for every round of --until-decided
+        warn_short_warmup(plan.cells)
     write_plan()  # every check passed: only now is anything written
+    if not plan.studies:
+        from cli.rerun_changed import settle_sweep_code
+
+        settle_sweep_code(results_dir, plan.name, [cell.run_id for cell in plan.cells], args.rerun_changed)
     _announce(plan, results_dir, args.optuna_storage)
     if launcher is not None:
         code = submit(launcher, args)
@@ -219,6 +232,18 @@ def warn_ignored(ablation, overrides: dict, args) -> None:
               f"lrs={list(ablation.lrs)}, which set every cell's LR.", file=sys.stderr)
     if args.optuna_storage and ablation.tune is None:
         print("harness sweep: warning: --optuna-storage is ignored: the ablation has no search (tune=).", file=sys.stderr)
+
+
+def warn_short_warmup(cells) -> None:
+    """A warning line per warmup that never lets the LR reach its peak (TrainConfig.short_warmup_warning), saying
+    in how many of the cells; printed once every check has passed (a refused launch prints its one error line)."""
+    from collections import Counter
+
+    counts = Counter(cell.train.short_warmup_warning() for cell in cells)
+    for warning, n in counts.items():
+        if warning is not None:
+            where = f"all {n} cells" if n == len(cells) else f"{n} of {len(cells)} cells"
+            print(f"harness sweep: warning: in {where}, {warning}", file=sys.stderr)
 
 
 def _shape(plan) -> str:

@@ -47,6 +47,15 @@ MANIFEST_SCHEMA = pa.schema([
     ("pid", pa.int64()),
     ("config", pa.string()),
     ("claim", pa.int64()),  # the claim generation the segment was written under (NULL outside sweeps)
+    # Which code and machine wrote the segment (db/provenance.py; NULL in shards written before it was recorded).
+    ("harness_version", pa.string()),
+    ("git_commit", pa.string()),  # of the checkout `harness` was imported from; NULL when it is none
+    ("git_dirty", pa.bool_()),
+    ("torch_version", pa.string()),
+    ("lightning_version", pa.string()),
+    ("python_version", pa.string()),
+    ("device_name", pa.string()),  # 'cpu' or the CUDA device's name, '× N' for a run on N devices
+    ("trainer_precision", pa.string()),  # Lightning's precision: '32-true', 'bf16-mixed'
 ])
 CONFIG_PREFIX = "config."
 

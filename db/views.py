@@ -17,6 +17,7 @@ import pyarrow as pa
 from db.catalog import Catalog
 from db.index import SOURCE_COLUMNS, current_sources
 from db.liveness import dead_segments
+from db.provenance import CODE_COLUMNS, PROVENANCE_COLUMNS
 from db.schema import CONFIG_PREFIX, DATA_SCHEMAS, MANIFEST_SCHEMA, STATUS_SCHEMA
 from db.segments import COUNTING_SEGMENTS_SQL
 from db.sql import quote_ident, quote_literal
@@ -26,18 +27,21 @@ VAL_LOSS = "val_loss"
 TRAIN_LOSS = "train_loss"
 
 _DUCK_TYPES = {
-    pa.string(): "VARCHAR", pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.float64(): "DOUBLE",
+    pa.string(): "VARCHAR", pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.bool_(): "BOOLEAN",
     pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ",
 }
 
 # Public columns of each data view, in order (the shard's `segment` column stays internal).
 DATA_VIEW_COLUMNS = {table: [n for n in schema.names if n != "segment"] for table, schema in DATA_SCHEMAS.items()}
 
+# Which code made the run (db/provenance.py): the code's three columns, how many code versions made it, the rest.
+CODE_VIEW_COLUMNS = [*CODE_COLUMNS, "code_versions", *PROVENANCE_COLUMNS[len(CODE_COLUMNS):]]
+
 # The runs view's columns around the config columns, in order (tests/db/test_views.py holds the SELECT to them).
 RUNS_LEADING = ["run_id", "sweep", "arm", "seed", "status"]
 RUNS_TRAILING = [
     "params", "flops_per_token", "started_at", "finished_at", "final_val_loss", "best_val_loss",
-    "diverged_at_step", "final_train_loss", "last_step", "n_segments", "host", "summary", "config",
+    "diverged_at_step", "final_train_loss", "last_step", "n_segments", "host", *CODE_VIEW_COLUMNS, "summary", "config",
 ]
 
 
@@ -96,7 +100,8 @@ def _row_table(con, catalog: Catalog, table: str, name: str, schema: pa.Schema) 
     con.unregister("_indexed_rows")
 
 
-# One row per run from its counting segments: the first segment's labels and configs, the last one's outcome.
+# One row per run from its counting segments: the first segment's labels and configs, the last one's outcome, the
+# provenance of the last one that recorded it, and how many code versions those that recorded it were made by.
 RUNS_VIEW_SQL = """
         CREATE VIEW runs AS
         WITH first_segment AS (
@@ -106,6 +111,13 @@ RUNS_VIEW_SQL = """
             FROM _counting GROUP BY run_id
         ), outcome AS (
             SELECT s.* FROM _status s JOIN last_segment l USING (run_id, segment)
+        ), recorded AS (
+            SELECT * FROM _counting WHERE harness_version IS NOT NULL
+        ), code AS (
+            SELECT r.*, v.code_versions FROM recorded r JOIN (
+                SELECT run_id, max(segment) AS segment, count(DISTINCT ({code})) AS code_versions
+                FROM recorded GROUP BY run_id
+            ) v USING (run_id, segment)
         ), progress AS (
             SELECT run_id,
                 arg_max(value, step) FILTER (WHERE name = '{val_loss}') AS final_val_loss,
@@ -118,10 +130,12 @@ RUNS_VIEW_SQL = """
             coalesce(o.status, CASE WHEN d.run_id IS NULL THEN 'running' ELSE 'crashed' END) AS status,
             {config_columns}
             f.params, f.flops_per_token, f.started_at, o.finished_at, p.final_val_loss, p.best_val_loss,
-            o.diverged_at_step, p.final_train_loss, p.last_step, l.n_segments, l.host, o.summary, f.config
+            o.diverged_at_step, p.final_train_loss, p.last_step, l.n_segments, l.host,
+            {code_columns}, o.summary, f.config
         FROM first_segment f
         JOIN last_segment l USING (run_id)
         LEFT JOIN outcome o USING (run_id)
+        LEFT JOIN code c USING (run_id)
         LEFT JOIN _dead d ON d.run_id = l.run_id AND d.segment = l.segment
         LEFT JOIN progress p USING (run_id)
 """
@@ -133,6 +147,9 @@ def _segment_tables(con, catalog: Catalog) -> None:
     _row_table(con, catalog, "manifest", "_manifests", MANIFEST_SCHEMA)
     _row_table(con, catalog, "status", "_status", STATUS_SCHEMA)
     con.execute("ALTER TABLE _manifests ADD COLUMN IF NOT EXISTS claim BIGINT")  # a store from before fencing
+    for name in PROVENANCE_COLUMNS:  # a store from before provenance
+        kind = _DUCK_TYPES[MANIFEST_SCHEMA.field(name).type]
+        con.execute(f"ALTER TABLE _manifests ADD COLUMN IF NOT EXISTS {quote_ident(name)} {kind}")
     con.execute("CREATE VIEW _segments AS SELECT m.*, s.status FROM _manifests m LEFT JOIN _status s USING (run_id, segment)")
     con.execute(f"CREATE TABLE _counting AS {COUNTING_SEGMENTS_SQL}")
     # Rows to hide: a counting segment's from the start step of a later counting one (a resume), and every row
@@ -157,5 +174,8 @@ def create_views(con, catalog: Catalog) -> None:
     if dead:
         con.executemany("INSERT INTO _dead VALUES (?, ?)", dead)
     config_columns = "".join(f"{c}, " for c in _config_columns(con))
-    con.execute(RUNS_VIEW_SQL.format(config_columns=config_columns, val_loss=VAL_LOSS, train_loss=TRAIN_LOSS))
+    con.execute(RUNS_VIEW_SQL.format(
+        config_columns=config_columns, val_loss=VAL_LOSS, train_loss=TRAIN_LOSS, code=", ".join(CODE_COLUMNS),
+        code_columns=", ".join(f"c.{name}" for name in CODE_VIEW_COLUMNS),
+    ))
     create_sweep_views(con, catalog)

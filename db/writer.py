@@ -25,6 +25,7 @@ from db.errors import DbError
 from db.flatten import flatten_config
 from db.outcomes import SupersededError, fence_earlier, publish_outcome, why_refused
 from db.paths import check_run_id, data_shard_name, is_shard_name, parse_segment, run_dir, segment_shard_name
+from db.provenance import provenance_row
 from db.schema import CONFIG_PREFIX, MANIFEST_SCHEMA, STATUS_SCHEMA, ensure_version_file
 from db.shard_io import publish, publish_exclusive
 
@@ -53,6 +54,19 @@ def _check_step(step: Any) -> int:
     return step
 
 
+def _check_open_arguments(run_id: str, resume: bool, resume_from_step, flush_rows, claim) -> None:
+    """DbError for an invalid run id, a resume step that contradicts `resume`, a bad flush size or claim."""
+    check_run_id(run_id)
+    if resume and resume_from_step is None:
+        raise DbError(f"resume_from_step=None is invalid for resume=True (run {run_id!r}): pass the step the run resumes from.")
+    if not resume and resume_from_step is not None:
+        raise DbError(f"resume_from_step={resume_from_step!r} is only valid with resume=True (run {run_id!r}).")
+    if not isinstance(flush_rows, int) or flush_rows < 1:
+        raise DbError(f"flush_rows={flush_rows!r} is invalid: must be an integer ≥ 1.")
+    if claim is not None and (isinstance(claim, bool) or not isinstance(claim, int) or claim < 0):
+        raise DbError(f"claim={claim!r} is invalid: expected an integer ≥ 0 (a claim generation) or None.")
+
+
 def _check_identity(identity: Mapping[str, Any]) -> None:
     """sweep/arm text, seed/params integers, flops_per_token a number; each may be None."""
     kinds = {"sweep": (str,), "arm": (str,), "seed": (int,), "params": (int,), "flops_per_token": (int, float)}
@@ -70,12 +84,12 @@ def _existing_segments(run_path: Path) -> list[int]:
 
 
 def _manifest_table(run_id: str, segment: int, start_step: int, identity: Mapping[str, Any], config: Mapping[str, Any],
-                    claim: int | None) -> pa.Table:
+                    claim: int | None, provenance: Mapping[str, Any] | None) -> pa.Table:
     flat = flatten_config(config)
     row = {
         "run_id": run_id, "segment": segment, "start_step": start_step, **identity,
         "started_at": _now(), "host": socket.gethostname(), "pid": os.getpid(),
-        "config": json.dumps(flat, sort_keys=True, default=str), "claim": claim,
+        "config": json.dumps(flat, sort_keys=True, default=str), "claim": claim, **provenance_row(provenance),
     }
     fields = list(MANIFEST_SCHEMA)
     arrays = [pa.array([row[f.name]], type=f.type) for f in fields]
@@ -139,7 +153,7 @@ class RunWriter:
         resume_from_step: int | None = None,
         flush_rows: int = DEFAULT_FLUSH_ROWS,
         flush_seconds: float = DEFAULT_FLUSH_SECONDS,
-        claim: int | None = None,
+        claim: int | None = None, provenance: Mapping[str, Any] | None = None,
     ) -> "RunWriter":
         """Start run `run_id` (or, with `resume=True`, a new segment of it) and record its manifest.
 
@@ -148,20 +162,13 @@ class RunWriter:
         segments at steps ≥ it are hidden by the views, so a crashed run restarted from its checkpoint
         shows each step once. The identity (sweep, arm, seed, config, params, flops) shown in `runs` is
         the first segment's. `claim` is the claim generation a sweep worker writes under (docs/internals.md,
-        "Fencing"): opening fences out every earlier generation, or raises `SupersededError` (`_fence`).
+        "Fencing"): opening fences out every earlier generation, or raises `SupersededError` (`_fence`). `provenance`:
+        which code and machine write the segment (db/provenance.py's columns; the training logger records them).
         """
-        check_run_id(run_id)
-        if resume and resume_from_step is None:
-            raise DbError(f"resume_from_step=None is invalid for resume=True (run {run_id!r}): pass the step the run resumes from.")
-        if not resume and resume_from_step is not None:
-            raise DbError(f"resume_from_step={resume_from_step!r} is only valid with resume=True (run {run_id!r}).")
-        if not isinstance(flush_rows, int) or flush_rows < 1:
-            raise DbError(f"flush_rows={flush_rows!r} is invalid: must be an integer ≥ 1.")
+        _check_open_arguments(run_id, resume, resume_from_step, flush_rows, claim)
         start_step = _check_step(resume_from_step) if resume else 0
         identity = {"sweep": sweep, "arm": arm, "seed": seed, "params": params, "flops_per_token": flops_per_token}
         _check_identity(identity)
-        if claim is not None and (isinstance(claim, bool) or not isinstance(claim, int) or claim < 0):
-            raise DbError(f"claim={claim!r} is invalid: expected an integer ≥ 0 (a claim generation) or None.")
         results_dir = Path(results_dir)
         results_dir.mkdir(parents=True, exist_ok=True)
         ensure_version_file(results_dir)
@@ -171,7 +178,7 @@ class RunWriter:
             raise DbError(f"run {run_id!r} already exists in {results_dir}; pass resume=True to continue it, or pick a new run_id.")
         _fence(path, run_id, claim)
         segment = segments[-1] + 1 if segments else 0
-        manifest = _manifest_table(run_id, segment, start_step, identity, config or {}, claim)
+        manifest = _manifest_table(run_id, segment, start_step, identity, config or {}, claim, provenance)
         publish_exclusive(path / "manifest" / segment_shard_name(segment), manifest, "manifest")
         return cls(path, run_id, segment, flush_rows, flush_seconds, claim)
 

@@ -1,67 +1,53 @@
-"""Decision consistency: would a smaller rung have made the largest rung's decisions?
+"""Decision consistency: would a smaller rung have made the largest rung's decisions? (`harness compare --ladder`)
 
 DataDecide (Magnusson et al., ICML 2025) measures it as pairwise decision accuracy: over pairs of options,
 the share whose order at the small scale matches the order at the target scale (about 80% for a single 150M
-rung predicting 1B). Here the target is the ladder's largest rung, and only pairs whose order is *resolved*
-there count as decisions to match: each pair of variants is compared at its best LRs on matched seeds with the
-paired t-test, Holm-adjusted across the rung's pairs, resolved at p < 0.05 (the rule of `analysis.reversals`).
-At each smaller rung:
+rung predicting 1B). Here it is `analysis.ladder.decisions` on the ladder's points: each pair of variants at
+each rung judged by `comparison_table` at their best LRs, the decisions those with an order at the largest rung
+(better or worse; a negligible or unresolved pair is no decision). At each smaller rung:
 
-- `agree`: the share of those pairs whose mean order is the same (the decision that rung alone would make,
-  resolved or not: DataDecide's number);
+- `pairs`: those decisions both variants ran there; `agree`, `share`: how many that rung's pick (the order its
+  evidence points to, resolved or not) gets right, DataDecide's number; `low`, `high`: the share's 95% interval;
 - `resolved_same` / `resolved_opposite`: how many of them that rung resolves itself, in the same or the
   opposite order (an opposite one is a resolved reversal of a decision).
+
+The points keep no diverged run (`analysis.ladder.points`), so these decisions see loss alone; `harness decisions`
+reads the runs themselves, divergences included.
 """
 
 from __future__ import annotations
 
 import itertools
 
-import numpy as np
 import pandas as pd
 
-from analysis import stats
+from analysis.cells import MIN_EFFECT
+from analysis.ladder.decision_runs import from_ladder
+from analysis.ladder.decision_verdicts import DECIDED, best_lrs, judge, reference_class
+from analysis.ladder.decisions import decision_accuracy
 from analysis.ladder.points import LadderData
 
-COLUMNS = ["rung", "compute", "compute_share", "arms", "pairs", "agree", "share", "resolved_same", "resolved_opposite"]
-
-
-def pair_tests(loss: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
-    """At one rung, loss [V, S]: per pair (a < b) the mean difference a − b on matched seeds, its Holm-adjusted
-    paired p, and the pairs (both variants ran)."""
-    pairs = [(a, b) for a, b in itertools.combinations(range(loss.shape[0]), 2)
-             if not np.isnan(loss[a]).all() and not np.isnan(loss[b]).all()]
-    if not pairs:
-        return np.zeros(0), np.zeros(0), []
-    tests = stats.paired_tests(np.stack([loss[a] - loss[b] for a, b in pairs]))
-    return tests.delta.mean, stats.holm(tests.p), pairs
+COLUMNS = ["rung", "compute", "compute_share", "arms", "pairs", "agree", "share", "low", "high", "resolved_same",
+           "resolved_opposite"]
 
 
 def decision_consistency(data: LadderData) -> pd.DataFrame:
-    """`COLUMNS`, one row per rung below the largest (smallest first); `pairs` counts the pairs resolved at the
+    """`COLUMNS`, one row per rung below the largest (smallest first); `pairs` counts the pairs decided at the
     largest rung that both variants ran here too, `share` = agree / pairs (NaN without such a pair)."""
-    decided = _decided(data)
-    top_compute = np.nanmedian(data.compute[:, -1])
-    rows = []
-    for r, rung in enumerate(data.rungs[:-1]):
-        delta, p, pairs = pair_tests(data.loss[:, r])
-        here = {pair: (np.sign(d), q < stats.ALPHA) for pair, d, q in zip(pairs, delta, p) if pair in decided}
-        agree = sum(sign == decided[pair] for pair, (sign, _) in here.items())
-        compute = np.nanmedian(data.compute[:, r])
-        rows.append({"rung": rung, "compute": compute, "compute_share": compute / top_compute,
-                     "arms": int((~np.isnan(data.loss[:, r])).any(-1).sum()), "pairs": len(here), "agree": agree,
-                     "share": agree / len(here) if here else np.nan,
-                     "resolved_same": sum(ok and sign == decided[pair] for pair, (sign, ok) in here.items()),
-                     "resolved_opposite": sum(ok and sign == -decided[pair] for pair, (sign, ok) in here.items())})
-    return pd.DataFrame(rows, columns=COLUMNS)
-
-
-def _decided(data: LadderData) -> dict[tuple[int, int], float]:
-    """The pairs of variants the largest rung resolves, each with the sign of its difference."""
-    delta, p, pairs = pair_tests(data.loss[:, -1])
-    return {pair: np.sign(d) for pair, d, q in zip(pairs, delta, p) if q < stats.ALPHA and d != 0}
+    runs = from_ladder(data)
+    rows = decision_accuracy(runs).rungs
+    arms = runs.runs.groupby("rung")["variant"].nunique()
+    return pd.DataFrame({"rung": rows["rung"], "compute": rows["compute"], "compute_share": rows["compute_share"],
+                         "arms": [int(arms.get(rung, 0)) for rung in rows["rung"]], "pairs": rows["decisions"],
+                         "agree": rows["agree"], "share": rows["accuracy"], "low": rows["low"], "high": rows["high"],
+                         "resolved_same": rows["resolved_same"], "resolved_opposite": rows["resolved_opposite"]},
+                        columns=COLUMNS)
 
 
 def decided_pairs(data: LadderData) -> int:
-    """How many pairs of variants the largest rung resolves (what consistency is measured against)."""
-    return len(_decided(data))
+    """How many pairs of variants the largest rung decides (what consistency is measured against)."""
+    runs = from_ladder(data)
+    top = runs.runs[runs.runs["rung"] == runs.reference]
+    lrs = best_lrs(top)
+    return sum(reference_class(judge(top, a, b, lrs, MIN_EFFECT)) == DECIDED
+               for variants in runs.variants.values() for a, b in itertools.combinations(variants, 2))

@@ -1,9 +1,9 @@
-"""The report's figures: name → function(Context) -> Plot. `harness plot NAME SWEEP` draws one of them (`ladder` only
-for a ladder sweep, whose report shows it in its own section)."""
+"""The report's figures: name → function(Context) -> Plot. `harness plot NAME SWEEP` draws one of them (`ladder` and
+`decisions` only for a ladder sweep, whose report shows them in its own section)."""
 
 from __future__ import annotations
 
-from analysis.plots import attention, compute, cost, curves, ladder, logits, lr, spikes
+from analysis.plots import attention, compute, cost, curves, decisions, ladder, logits, lr, spikes
 from analysis.plots.base import Context, Plot, make_context
 
 FIGURES = {
@@ -15,6 +15,7 @@ FIGURES = {
     "cost": cost.figure,
     "compute": compute.figure,
     "ladder": ladder.figure,
+    "decisions": decisions.figure,
 }
 
 __all__ = ["FIGURES", "Context", "Plot", "make_context"]

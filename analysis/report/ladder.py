@@ -96,4 +96,14 @@ def section(analysis) -> str:
             f"<figcaption>{escape(CAPTION)}</figcaption></figure>"
             f"<h3>Fits against training compute, extrapolated to {escape(target)}</h3>{_fits(ladder.table)}"
             f"<h3>Fits against parameters, extrapolated to {escape(size.describe())}</h3>{_fits(by_size)}"
-            f"{_consistency(ladder)}{sql_block(ladder.sql)}")
+            f"{_consistency(ladder)}{_decisions(analysis)}{sql_block(ladder.sql)}")
+
+
+def _decisions(analysis) -> str:
+    """Decision accuracy from every run of the sweep, divergences included (`harness decisions SWEEP`), as a figure."""
+    from analysis.explore.decisions import decisions_html
+    from analysis.ladder.decision_runs import sweep_runs
+    from analysis.ladder.decisions import decision_accuracy
+
+    runs = sweep_runs(analysis.sweep, analysis.metric, analysis.baseline)
+    return decisions_html(decision_accuracy(runs, min_effect=analysis.min_effect))

@@ -19,6 +19,7 @@ from analysis.report.ladder import section as ladder_section
 from analysis.source import INTERRUPTED_STATE, RUNNING_STATE, SweepInfo
 from analysis.stats import ALPHA
 from analysis.verdict_rules import OTHERWISE, OTHERWISE_CONDITION, RULES
+from db.provenance import finished_code_summary
 
 REFRESH_SECONDS = 10
 
@@ -64,6 +65,12 @@ def rules_html() -> str:
     rows.append((len(RULES) + 1, f"{OTHERWISE['fixed']} / {OTHERWISE['sequential']}", OTHERWISE_CONDITION))
     body = "".join(f"<tr><td>{i}</td><td><i>{escape(str(verdict))}</i></td><td>{escape(when)}</td></tr>" for i, verdict, when in rows)
     return f'<table class="rules"><thead><tr><th>order</th><th>verdict</th><th>when</th></tr></thead><tbody>{body}</tbody></table>'
+
+
+def _code(analysis) -> str:
+    """Which code made the finished runs, mixed versions named with their counts (db.provenance)."""
+    line = finished_code_summary(analysis.sweep.con, "sweep_runs")
+    return f'<p class="code">{escape(line[0].upper() + line[1:])}.</p>' if line else ""
 
 
 def _method(analysis) -> str:
@@ -118,7 +125,7 @@ def render(info: SweepInfo, analysis=None, figures: list[str] = (), scripts: lis
     if analysis is None:
         parts.append("<p>No cell has finished yet: results appear here as cells finish.</p>")
     else:
-        parts += [answer(analysis), _details(analysis), _scale(analysis), ladder_section(analysis), "<h2>Figures</h2>", *figures,
-                  _method(analysis)]
+        parts += [_code(analysis), answer(analysis), _details(analysis), _scale(analysis), ladder_section(analysis),
+                  "<h2>Figures</h2>", *figures, _method(analysis)]
     parts += [f"<script>{static('report.js')}</script>", *scripts, "</body></html>"]
     return "".join(parts)

@@ -40,11 +40,14 @@ def load_ablation(name_or_path: str) -> tuple[Ablation, str]:
     """(the Ablation, where it came from). A name that is neither a library module nor a file gets the
     closest library name as a hint."""
     path = Path(name_or_path)
-    if name_or_path.endswith(".py") or path.is_file():
+    if name_or_path.endswith(".py"):
         if not path.is_file():
             raise ConfigError(f"no such ablation file {name_or_path!r}.")
         return _the_ablation(_run_file(path), str(path)), str(path)
     names = library_names()
+    if name_or_path not in names and path.exists():
+        raise ConfigError(f"{name_or_path!r} is not an ablation: an ablation is a .py file defining one Ablation, or a "
+                          f"name from the library ({', '.join(names)}).")
     if name_or_path not in names:
         hint = closest(name_or_path, names)
         raise ConfigError(

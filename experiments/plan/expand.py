@@ -83,18 +83,20 @@ class Problems:
     """Invalid cells collected by reason, so one error lists them all."""
 
     def __init__(self, ablation: Ablation) -> None:
-        self.ablation, self.by_reason = ablation, defaultdict(list)
+        self.ablation, self.by_reason, self.cells = ablation, defaultdict(list), 0
 
-    def add(self, reason: str, where: str) -> None:
+    def add(self, reason: str, where: str, cells: int = 1) -> None:
+        """`where` (an arm, an arm at an LR, a seed) holds `cells` invalid cells for `reason`."""
         self.by_reason[reason].append(where)
+        self.cells += cells
 
     def raise_if_any(self, n_cells: int) -> None:
         if not self.by_reason:
             return
         lines = [f"  {', '.join(where[:3])}{f' (+{len(where) - 3} more)' if len(where) > 3 else ''}: {reason}"
                  for reason, where in self.by_reason.items()]
-        total = sum(len(where) for where in self.by_reason.values())
-        raise SweepError(f"ablation {self.ablation.name!r}: {total} of {n_cells} cells are invalid:\n" + "\n".join(lines))
+        which = f"all {n_cells}" if self.cells == n_cells else f"{self.cells} of {n_cells}"
+        raise SweepError(f"ablation {self.ablation.name!r}: {which} cells are invalid:\n" + "\n".join(lines))
 
 
 @contextmanager
@@ -259,7 +261,7 @@ def resolve_cells(ablation: Ablation, rungs: tuple[Rung, ...], base_values: Mapp
                 arm = arms.get(rung.arm(name)) or resolve_arm(ablation, name, point, rung, steps)
                 new = arm_cells(arm, lr, rung.seeds, rung.configs.train.seed, len(cells))
             except ConfigError as err:
-                problems.add(str(err), where)
+                problems.add(str(err), where, rung.seeds)  # every seed of the arm at this LR
                 continue
             arms[arm.name] = arm
             cells.extend(_unique(new, where, seen, problems))

@@ -13,7 +13,10 @@ from errors import ConfigError
 
 def run_python_file(path: Path, label: str) -> dict[str, Any]:
     """The file's namespace; an error inside it (syntax, a raise) becomes one ConfigError line, starting with
-    `label`, with its line number."""
+    `label`, with its line number. A file whose name does not end in .py is refused unread (a config or ablation
+    given by mistake, say /etc/hostname, would otherwise fail on its first word as a Python NameError)."""
+    if Path(path).suffix != ".py":
+        raise ConfigError(f"{label} is not a Python file (its name does not end in .py).")
     try:
         return runpy.run_path(str(path))
     except ConfigError:

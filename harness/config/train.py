@@ -35,7 +35,7 @@ class TrainConfig(ConfigBase):
     grad_accum: int = 1  # micro-batches per optimizer step
     lr: float = 1e-3  # peak learning rate
     min_lr: float = 1e-5  # end of the decay (Wortsman et al. decay to 1e-5)
-    warmup_steps: int = 100  # linear warmup from 0; may exceed `steps` (then the peak is never reached)
+    warmup_steps: int = 100  # linear warmup from 0; may exceed `steps` (then the peak is never reached: a warning)
     schedule: Schedule = "cosine"
     adam_beta1: float = 0.9
     adam_beta2: float = 0.95
@@ -101,6 +101,18 @@ class TrainConfig(ConfigBase):
         )
         for field in ("no_decay_embeddings_norms_biases", "compile", "flush_denormal"):
             check(isinstance(getattr(self, field), bool), name, field, getattr(self, field), "must be true or false")
+
+    def short_warmup_warning(self) -> str | None:
+        """Why the schedule misses its peak, or None. warmup_steps ≥ steps is legal but rarely meant: the default
+        100 warmup steps in a 50-step proxy never train at the LR the cell is labelled with (warmup reaches the
+        peak at its last step, optimizer.lr_multiplier)."""
+        if self.warmup_steps < self.steps:
+            return None
+        reach = ("reaches its peak lr only at the last step" if self.warmup_steps == self.steps else
+                 f"never reaches its peak lr (at most {self.steps / self.warmup_steps:.0%} of it)")
+        decay = "" if self.schedule == "constant" else f" and the {self.schedule} decay never starts"
+        return (f"warmup_steps={self.warmup_steps} ≥ steps={self.steps}: the LR {reach}{decay}; set warmup_steps "
+                f"below steps (e.g. --set warmup_steps={self.steps // 10}).")
 
     @property
     def tokens_per_step(self) -> int:

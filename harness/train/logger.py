@@ -41,12 +41,14 @@ class ResultsLogger(Logger):
         flops_per_token: float | None = None,
         resume_from_step: int | None = None,
         fence: Fence = UNFENCED,
+        provenance: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
         self.results_dir = Path(results_dir)
         self.run_id = run_id
         self.config: dict[str, Any] = dict(config or {})
         self._identity = {"sweep": sweep, "arm": arm, "seed": seed, "params": params, "flops_per_token": flops_per_token}
+        self.provenance = dict(provenance or {})  # which code and machine write the segment (harness.provenance)
         self.resume_from_step = resume_from_step
         self.diverged_at_step: int | None = None
         self.interrupted_at_step: int | None = None  # set by StopOnRequest once its checkpoint is written
@@ -80,7 +82,7 @@ class ResultsLogger(Logger):
                 self._writer = RunWriter.open(
                     self.results_dir, self.run_id, config=self.config, **self._identity,
                     resume=self.resume_from_step is not None, resume_from_step=self.resume_from_step,
-                    claim=self.fence.generation,
+                    claim=self.fence.generation, provenance=self.provenance,
                 )
             except SupersededError as refused:  # taken over between the check and the open: the store said no
                 raise FenceLost(f"not writing (open a segment): {refused}") from None

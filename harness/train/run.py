@@ -25,6 +25,7 @@ from harness.config.data import DataConfig
 from harness.config.model import ModelConfig
 from harness.config.train import TrainConfig
 from harness.data import PreparedData, TokenDataModule
+from harness.provenance import run_provenance
 from harness.train.checkpoints import TOKENIZER, checkpoint_dir, checkpoint_step, last_checkpoint
 from harness.train.checkpointing import RunCheckpoints
 from harness.train.distributed import AgreeToStop, from_rank_zero, run_strategy
@@ -117,6 +118,11 @@ def distribution(placement: Placement, rank: int) -> dict:
     return dict(devices=placement.devices, strategy=run_strategy(placement, rank))
 
 
+def trainer_precision(train: TrainConfig) -> str:
+    """Lightning's precision for the run: bf16 autocast, or full fp32."""
+    return "bf16-mixed" if train.precision == "bf16" else "32-true"
+
+
 def build_trainer(train: TrainConfig, device: str, callbacks: list, loggers: list, progress: bool,
                   checkpoints: RunCheckpoints, fence: Fence = UNFENCED, placement: Placement = SINGLE_DEVICE,
                   rank: int = 0) -> Trainer:
@@ -129,7 +135,7 @@ def build_trainer(train: TrainConfig, device: str, callbacks: list, loggers: lis
     return Trainer(
         accelerator="gpu" if device == "cuda" else "cpu",
         **distribution(placement, rank),
-        precision="bf16-mixed" if train.precision == "bf16" else "32-true",
+        precision=trainer_precision(train),
         max_steps=train.steps,
         max_epochs=-1,
         accumulate_grad_batches=train.grad_accum,
@@ -203,8 +209,9 @@ def resume_point(spec: RunSpec, placement: Placement = SINGLE_DEVICE, rank: int 
     return None, 0 if spec.resume else None
 
 
-def results_logger(spec: RunSpec, data: PreparedData, start_step: int | None, fence: Fence) -> ResultsLogger:
-    """The run's `ResultsLogger` (it writes on process 0 only)."""
+def results_logger(spec: RunSpec, data: PreparedData, start_step: int | None, fence: Fence, device: str,
+                   placement: Placement = SINGLE_DEVICE) -> ResultsLogger:
+    """The run's `ResultsLogger` (it writes on process 0 only), with the provenance its segment records."""
     model_cfg, train = spec.model, spec.train
     return ResultsLogger(
         spec.results_dir, spec.run_id,
@@ -212,6 +219,7 @@ def results_logger(spec: RunSpec, data: PreparedData, start_step: int | None, fe
         sweep=spec.sweep, arm=spec.arm, seed=train.seed,
         params=calc.params(model_cfg), flops_per_token=calc.flops_per_token(model_cfg, train.seq_len),
         resume_from_step=start_step, fence=fence,
+        provenance=run_provenance(device, trainer_precision(train), placement.devices),
     )
 
 
@@ -233,7 +241,7 @@ def train_run(
     seed_everything(train.seed, verbose=False)
     module = LitLM(model_cfg, train)
     datamodule = TokenDataModule(data, train.seq_len, train.batch_size, train.seed, share=(rank, placement.devices))
-    results = results_logger(spec, data, start_step, fence)
+    results = results_logger(spec, data, start_step, fence, device, placement)
     callbacks = [*telemetry_callbacks(train, model_cfg), *extra_callbacks]  # extras see this step's telemetry
     if writer:
         ckpt_dir.mkdir(parents=True, exist_ok=True)

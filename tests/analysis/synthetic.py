@@ -36,6 +36,7 @@ def write_run(
     diverge_at: int | None = None, val_every: int = 10, probe_every: int = 10, layers: int = 2, heads: int = 2,
     config: dict | None = None, logit_growth: float = 1.0, spikes: tuple[int, ...] = (), status: str | None = "completed",
     last_val: float | None = None, log_every: int = 1, initial_loss: float | None = None, summary: dict | None = None,
+    provenance: dict | None = None,
 ) -> None:
     """One run with full step histories: train/val loss, grad norm, lr, tokens, step time, probes, spikes.
 
@@ -43,11 +44,12 @@ def write_run(
     `last_val` replaces the last validation loss (a NaN one: a completed run with a non-finite metric);
     `log_every` logs the per-step metrics only every so many steps (spikes are still judged, and recorded as
     events, at every step); `initial_loss` is logged as the metric `initial_loss` at step 0 (training's ℓ₀);
-    `summary` is closed with the run.
+    `summary` is closed with the run; `provenance` is the segment's (db/provenance.py's columns).
     """
     config = {"d_model": 64, "n_layers": layers, **({"lr": lr} if lr is not None else {}), **(config or {})}
     writer = db.RunWriter.open(results, run_id, sweep=sweep, arm=arm, seed=seed, config=config,
-                               params=100_000 * layers, flops_per_token=FLOPS_PER_TOKEN * layers / 2)
+                               params=100_000 * layers, flops_per_token=FLOPS_PER_TOKEN * layers / 2,
+                               provenance=provenance)
     last = steps - 1 if diverge_at is None else diverge_at
     for step in range(last + 1):
         decay = (math.exp(-5 * step / (steps - 1)) - FLOOR) / (1 - FLOOR)  # 1 at step 0, exactly 0 at the end

@@ -82,5 +82,21 @@ def test_across_names_the_closest_field_and_refuses_one_value(tmp_path):
     assert list(across.table.columns[:2]) == ["qk_norm", "variant"]
 
 
+def test_across_suggests_the_field_that_varies_over_an_equally_close_constant_one(tmp_path):
+    from errors import closest
+
+    assert closest("d_modle", ["d_model", "wd_mode"]) == "wd_mode"  # a tie by letters, which the order broke badly
+    for width in (128, 256):
+        for seed in range(2):
+            synthetic.write_run(tmp_path, f"w{width}-{seed}", sweep="wide", arm=f"w{width}", seed=seed, lr=1e-3,
+                                final=3.0, steps=12,
+                                config={"d_model": width, "wd_mode": "coupled", "attn_softcap": 30.0})
+    sweep = load_sweep(tmp_path, "wide")
+    with pytest.raises(AnalysisError, match=r"not a config field of sweep 'wide''s runs; did you mean 'd_model'\?"):
+        check_across(sweep, "d_modle")
+    with pytest.raises(AnalysisError, match=r"did you mean 'attn_softcap'\?"):  # nothing varying is close: any field
+        check_across(sweep, "atn_softcap")
+
+
 def test_a_sweep_at_one_scale_has_no_comparison_across(planted_store):
     assert compare_across(load_sweep(planted_store[0], "planted"), "final_val_loss") is None

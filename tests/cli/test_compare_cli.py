@@ -35,6 +35,22 @@ def test_table_has_one_row_per_arm_with_verdicts(results, capsys):
     assert "better" in verdicts["rmsnorm"] and "within noise" in verdicts["same"]
 
 
+def test_the_code_that_made_the_runs_is_one_note_and_a_mix_of_versions_says_which(tmp_path, capsys):
+    code = {"harness_version": "0.1.0", "git_commit": "6eaecc0bad5c62b25689559f679d6e51b74d8242", "git_dirty": False,
+            "torch_version": "2.13.0", "device_name": "cpu"}
+    synthetic.write_planted(tmp_path, "qk", {"base": (0.0, 0.002, 3), "rmsnorm": (-0.1, 0.002, 3)}, steps=12,
+                            provenance=code)
+    assert main(["compare", "qk", "--results", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == "harness compare: code: harness 0.1.0 @ 6eaecc0 (clean), torch 2.13.0, cpu\n"
+    fixed = {**code, "git_commit": "1a2b3c4" + "0" * 33, "git_dirty": True}
+    for seed in range(2):
+        synthetic.write_run(tmp_path, f"fixed-{seed}", sweep="qk", arm="fixed", seed=seed, lr=None, final=2.9, steps=12,
+                            provenance=fixed)
+    assert main(["compare", "qk", "--results", str(tmp_path), "--format", "json"]) == 0
+    assert capsys.readouterr().err == ("harness compare: code: the 8 runs mix code versions: 6 by harness 0.1.0 @ "
+                                       "6eaecc0 (clean), 2 by harness 0.1.0 @ 1a2b3c4 (dirty); torch 2.13.0, cpu\n")
+
+
 def test_csv_and_json_carry_the_same_rows(results, capsys):
     main(["compare", "qk", "--results", str(results), "--baseline", "base", "--format", "csv"])
     out = capsys.readouterr().out

@@ -64,8 +64,11 @@ def test_results_default_comes_from_the_environment(results, monkeypatch, capsys
 def test_runs_prints_one_readable_line_per_run(results, capsys):
     assert main(["db", "runs", "--results", str(results)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["run_id", "sweep", "arm", "seed", "status", "last_step", "final_val_loss", "best_val_loss", "diverged_at_step"]
-    assert lines[2].split() == ["run-0", "qk", "rmsnorm", "0", "completed", "19", "2.5", "2.5", "NULL"]
+    assert lines[0].split() == ["run_id", "sweep", "arm", "seed", "status", "last_step", "final_val_loss",
+                                "best_val_loss", "diverged_at_step", "harness_version", "git_commit", "git_dirty",
+                                "code_versions", "device_name"]
+    # written by db.RunWriter without provenance: the code columns are NULL
+    assert lines[2].split() == ["run-0", "qk", "rmsnorm", "0", "completed", "19", "2.5", "2.5", *["NULL"] * 6]
 
 
 def test_runs_as_json_uses_the_views_column_names(results, capsys):

@@ -14,7 +14,7 @@ import synthetic  # noqa: E402
 L0 = 8.0  # every run's loss at step 0 (the metric initial_loss); training losses are logged every 3rd step only
 COLUMNS = ["arm", "lrs", "best_lr", "best_loss", "lr_sensitivity", "initial_loss", "initial_loss_from", "runs", "diverged",
            "divergence_rate", "median_diverged_step", "loss_spikes", "spike_score", "peak_attn_logit", "peak_layer",
-           "logit_growth", "log_z_growth"]
+           "logit_growth", "log_z_growth", "verdict", "decided_by"]
 # arm → lr → per-seed final val loss, None = diverged at step 6
 GRID = {"base": {1e-3: [3.0, 3.02], 1e-2: [None, 3.1]}, "qk": {1e-3: [2.95, 2.97], 1e-2: [2.9, 2.92]}}
 
@@ -52,6 +52,8 @@ def test_summary_is_one_row_per_arm_with_the_reports_columns(results, capsys):
     # synthetic attention logits: 5·growth·(1 + layer) + head, growing ×4 over a run: the peak is layer 1, head 1
     assert (base["peak_attn_logit"], base["peak_layer"]) == (pytest.approx(5 * 4 * 2 + 1), 1)
     assert qk["logit_growth"] == pytest.approx(4.0)
+    # the headline's rule: qk at 1e-2 against base at 1e-3, differences −0.1 and −0.1: zero spread from two pairs
+    assert (base["verdict"], qk["verdict"], qk["decided_by"]) == ("baseline", "no CI", None)
 
 
 def test_table_and_csv_carry_the_same_rows(results, capsys):

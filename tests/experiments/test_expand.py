@@ -93,6 +93,14 @@ def test_every_invalid_cell_is_reported_at_once_with_its_reason():
     assert len(message.splitlines()) >= 3
 
 
+@pytest.mark.parametrize("heads, invalid", [((3, 5), "all 12"), ((3, 4), "6 of 12")])
+def test_the_count_of_invalid_cells_counts_every_seed(heads, invalid):
+    # tiny's d_model 128 takes 4 heads, not 3 or 5: each invalid arm is 2 LRs × 3 seeds = 6 cells of the 12
+    with pytest.raises(SweepError) as info:
+        expand(make(grid=grid(n_heads=list(heads), n_kv_heads=[1]), lrs=[1e-3, 1e-2], seeds=3))
+    assert f"{invalid} cells are invalid:" in str(info.value)
+
+
 def test_arms_that_resolve_to_the_same_configs_are_refused():
     with pytest.raises(SweepError, match="same configs as"):
         expand(make(grid=grid(d_ff=[None, 192])))  # 192 is tiny's derived SwiGLU size

@@ -20,7 +20,8 @@ def _ink(png: bytes) -> float:
     return float((pixels.min(axis=-1) < 0.9).mean())
 
 
-@pytest.mark.parametrize("name", [name for name in FIGURES if name != "ladder"])  # a ladder's: tests/analysis/ladder/test_figure.py
+# a ladder's figures: tests/analysis/ladder/test_figure.py and test_decision_figure.py
+@pytest.mark.parametrize("name", [name for name in FIGURES if name not in ("ladder", "decisions")])
 def test_every_figure_draws_ink_and_keeps_runnable_sql(context, name):
     plot = FIGURES[name](context)
     assert _ink(plot.png()) > 0.01

@@ -26,7 +26,8 @@ def finished_page(planted_report):
 def test_report_is_self_contained_at_the_default_path(planted_store, finished_page):
     path, page = finished_page
     assert path == planted_store[0] / "sweeps" / "planted" / "report.html"
-    shown = [name for name in FIGURES if name != "ladder"]  # a ladder's figure is in its own section (test_ladder_section.py)
+    # a ladder's figures are in its own section (test_ladder_section.py)
+    shown = [name for name in FIGURES if name not in ("ladder", "decisions")]
     assert page.count('<div class="plot" id="plot-') == len(shown) + 1  # every figure has data here, and the run panel
     assert 'id="harness-data" type="application/json"' in page and "Plotly" in page  # plotly.js inlined
     assert not re.search(r'<(script|img|link|iframe)[^>]* (src|href)=', page)  # nothing to fetch: opens from disk, offline
@@ -128,6 +129,23 @@ def test_a_sweep_at_two_widths_gets_its_comparison_across_them(tmp_path):
     assert "No resolved reversal across d_model." in scale and "Ranking reverses" not in scale
     assert scale.count('<td data-sort="qk_norm=rmsnorm">') == 2 and "no resolved reversal" in scale
     assert '<details class="sql"><summary>SQL' in scale
+
+
+def test_the_page_names_the_code_that_made_its_finished_runs(tmp_path):
+    code = {"harness_version": "0.1.0", "git_commit": "6eaecc0bad5c62b25689559f679d6e51b74d8242", "git_dirty": False,
+            "torch_version": "2.13.0", "device_name": "cpu"}
+    for arm in ("base", "x"):
+        for seed in range(2):
+            synthetic.write_run(tmp_path, f"{arm}-{seed}", sweep="made", arm=arm, seed=seed, lr=1e-3,
+                                final=3.0 + seed / 10, steps=12, provenance=code)
+    page = write_report(tmp_path, "made").read_text()
+    assert '<p class="code">Code: harness 0.1.0 @ 6eaecc0 (clean), torch 2.13.0, cpu.</p>' in page
+    assert page.index('<p class="code">') < page.index('<section class="answer"')
+    synthetic.write_run(tmp_path, "x-2", sweep="made", arm="x", seed=2, lr=1e-3, final=3.0, steps=12,
+                        provenance={**code, "git_commit": "1a2b3c4" + "0" * 33, "git_dirty": True})
+    page = write_report(tmp_path, "made").read_text()
+    assert ('<p class="code">Code: the 5 runs mix code versions: 4 by harness 0.1.0 @ 6eaecc0 (clean), 1 by harness '
+            "0.1.0 @ 1a2b3c4 (dirty); torch 2.13.0, cpu.</p>") in page
 
 
 def _interrupted_store(results):

@@ -59,3 +59,24 @@ def test_a_coupled_sized_decay_in_independent_mode_is_refused_with_the_reason():
     with pytest.raises(ConfigError, match=r"weight_decay=0\.1 .*per-step decay"):
         TrainConfig(wd_mode="independent")  # default λ = 0.1 would shrink weights 10% a step
     assert TrainConfig(wd_mode="independent", weight_decay=1e-4).weight_decay == 1e-4
+
+
+
+@pytest.mark.parametrize("steps, warmup", [(50, 100), (10, 15), (4, 4), (100, 99), (100, 10), (2, 0)])
+def test_a_warmup_that_misses_the_peak_is_warned_about_by_what_the_schedule_does(steps, warmup):
+    from harness.train.optim import lr_multiplier
+
+    cfg = TrainConfig(steps=steps, warmup_steps=warmup, schedule="cosine")
+    multipliers = [lr_multiplier(step, cfg) for step in range(steps)]  # the schedule the run trains with
+    warning = cfg.short_warmup_warning()
+    assert (warning is None) == (1.0 in multipliers[:-1])  # silent exactly when the peak comes before the end
+    if warning is None:
+        return
+    assert warning.startswith(f"warmup_steps={warmup} ≥ steps={steps}: the LR ")
+    assert "cosine decay never starts" in warning
+    if max(multipliers) < 1.0:
+        assert f"never reaches its peak lr (at most {max(multipliers):.0%} of it)" in warning
+    else:
+        assert "reaches its peak lr only at the last step" in warning
+    suggested = int(warning.split("--set warmup_steps=")[1].rstrip(").").strip())
+    assert TrainConfig(steps=steps, warmup_steps=suggested).short_warmup_warning() is None

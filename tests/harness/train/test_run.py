@@ -197,3 +197,18 @@ def test_sparse_step_rows_still_include_the_step_a_run_stops_at(run_tiny):
 
     assert rows("sparse") == [3, 6, 8]  # the runs view's final_train_loss is the last step's
     assert rows("diverged") == [diverged.summary["diverged_at_step"]]
+
+
+def test_each_segment_records_the_code_versions_device_and_precision(run_tiny):
+    import lightning
+
+    from harness.provenance import current_code
+
+    run_tiny("fp32", steps=2, probe_every=2, val_every=2, checkpoint_every=2)
+    _, results = run_tiny("bf16", precision="bf16", steps=2, probe_every=2, val_every=2, checkpoint_every=2)
+    code = current_code()
+    rows = query(results, "SELECT run_id, harness_version, git_commit, git_dirty, code_versions, torch_version, "
+                 "lightning_version, device_name, trainer_precision FROM runs ORDER BY run_id")
+    assert rows == [(run_id, code.harness_version, code.git_commit, code.git_dirty, 1, torch.__version__,
+                     lightning.__version__, "cpu", precision) for run_id, precision in (("bf16", "bf16-mixed"),
+                                                                                         ("fp32", "32-true"))]
