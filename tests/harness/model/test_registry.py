@@ -471,6 +471,39 @@ def test_a_norm_with_its_own_init_registered_in_a_test_passes_the_registry_check
         ModelConfig(norm=THROWAWAY)  # and gone afterwards
 
 
+def _dyt_shifted_after_the_first_layer(cfg, layer, width):  # β only in blocks 1, 2, … (not 0, not the final norm)
+    params = dyt(cfg, layer, width)
+    return params if layer else {name: spec for name, spec in params.items() if name != "bias"}
+
+
+class _DynamicTanhMaybeShifted(DynamicTanh):
+    def __init__(self, cfg, layer, width, params):
+        super().__init__(cfg, layer, width, params)
+        if "bias" not in params:
+            self.register_parameter("bias", None)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        scale = 1 + self.weight if self.unit_offset else self.weight
+        shifted = scale * torch.tanh(self.alpha * x)
+        return shifted if self.bias is None else shifted + self.bias
+
+
+def test_a_declaration_receives_its_layer():
+    """A norm whose declaration gives blocks after the first a β: the built model and calc both have it exactly
+    there (every norm of block 0 and the final norm without), and the registry checks pass on it."""
+    entry = registry.Component(_dyt_shifted_after_the_first_layer, _DynamicTanhMaybeShifted, init=DYT_INIT,
+                               reads=DYT_READS)
+    with registry.registered(registry.NORMS, THROWAWAY, entry):
+        cfg = ModelConfig(**{**BASE, "n_layers": 3}, norm=THROWAWAY)
+        biases = {name for name, _ in build_model(cfg).named_parameters() if name.endswith("norm_attn_in.bias")}
+        assert biases == {"layers.1.norm_attn_in.bias", "layers.2.norm_attn_in.bias"}
+        assert "final_norm.bias" not in decoder.decoder(cfg)
+        width = cfg.d_model * 2  # both block norms of a pre-norm block
+        assert calc.per_layer_params(cfg)[1] - calc.per_layer_params(cfg)[0] == width
+        for check in CHECKS:
+            check(cfg)
+
+
 def _alpha_declared_as_one(cfg, layer, width):
     return dyt(cfg, layer, width) | {"alpha": Param((1,), Constant(1.0))}
 
