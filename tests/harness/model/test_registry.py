@@ -57,7 +57,7 @@ VALUE_SWITCHES = {
     "rope_original_max_seq_len": [{"rope_type": "llama3", "rope_original_max_seq_len": 4}],
     "nope_every": [{"nope_every": 2}],
     "attn_scale": [{"attn_scale": 0.1}],
-    "sliding_window": [{"sliding_window": 3}],
+    "sliding_window": [{"sliding_window": 3}, {"sliding_window": 1, "global_every": 2}],
     "global_every": [{"sliding_window": 3, "global_every": 2}],
     "norm_eps": [{"norm_eps": 1e-3}],
     "init_std": [{"init_std": 0.05}],
