@@ -49,7 +49,7 @@ def per_layer_params(cfg: ModelConfig) -> list[int]:
 
 def embedding_params(cfg: ModelConfig) -> int:
     """Token embedding, learned position embedding and an untied lm_head: the vocabulary/position tables."""
-    return count(spec.embeddings(cfg)) + count(registry.POSITIONS[cfg.positions].params(cfg))
+    return count(spec.embeddings(cfg)) + count(spec.positions(cfg))
 
 
 def final_norm_params(cfg: ModelConfig) -> int:

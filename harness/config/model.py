@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Literal
+from typing import Any, Iterable, Literal
 
 from harness.config.base import ConfigBase, check, check_choice, check_int, check_positive, field_type
-from harness.config.rules import Rule, check_rules, only_when
+from harness.config.rules import Rule, check_rules, default, only_when
 from harness.model import registry
+from harness.model.spec.decoder import unread_fields
 
 # A switch's valid values are the keys of its registry table (harness/model/registry.py). These types are
 # derived from the tables, so registering a value is the only edit; validation reads the tables themselves,
@@ -230,6 +231,20 @@ class ModelConfig(ConfigBase):
                 current[field] = None
         check_kept_kv_heads(current, changes)
         return type(self).from_dict({**current, **changes})
+
+    def effective(self) -> ModelConfig:
+        """This config with every field that none of its components reads at its default (`norm_eps` under a
+        norm with no ε, `gelu_approximate` beside SwiGLU; `registry.Part.reads`): the same model, spelled one
+        way. A config whose unread fields are at their defaults is its own effective config."""
+        unread = {name: default(type(self), name) for name in unread_fields(self)}
+        if all(getattr(self, name) == value for name, value in unread.items()):
+            return self
+        return type(self).from_dict({**self.to_dict(), **unread})
+
+    def hashed_fields(self) -> dict[str, Any]:
+        """The run key hashes the effective config's changed fields: a field no component reads changes no
+        run, so it cannot make a new one."""
+        return self.effective().changed_fields()
 
     def _derivations(self) -> dict[str, int | None]:
         """The value each derivable field would take if it were left to derivation."""

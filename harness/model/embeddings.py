@@ -13,7 +13,7 @@ from harness.model.spec.params import Params
 class TokenEmbedding(TorchLayerComponent, nn.Embedding):
     """`tok_emb`: token id → (d,) vector."""
 
-    def __init__(self, cfg: ModelConfig, params: Params) -> None:
+    def __init__(self, cfg: ModelConfig, layer: None, params: Params) -> None:
         super().__init__(*params["weight"].shape)
         self.declare(params)
 
@@ -21,7 +21,7 @@ class TokenEmbedding(TorchLayerComponent, nn.Embedding):
 class LMHead(TorchLayerComponent, nn.Linear):
     """`lm_head` of an untied model: (B, T, d) → logits (B, T, V), no bias."""
 
-    def __init__(self, cfg: ModelConfig, params: Params) -> None:
+    def __init__(self, cfg: ModelConfig, layer: None, params: Params) -> None:
         vocab_size, d_model = params["weight"].shape
         super().__init__(d_model, vocab_size, bias=False)
         self.declare(params)

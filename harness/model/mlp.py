@@ -34,7 +34,7 @@ def activation(cfg: ModelConfig) -> Activation:
 class DenseMLP(Component):
     """down(act(up(x))): ReLU (Vaswani et al.) or GELU (GPT-2) feed-forward."""
 
-    def __init__(self, cfg: ModelConfig, params: Params) -> None:
+    def __init__(self, cfg: ModelConfig, layer: int, params: Params) -> None:
         super().__init__()
         self.activation = activation(cfg)
         self.up_proj = declared_linear(params, "up_proj")
@@ -48,7 +48,7 @@ class DenseMLP(Component):
 class GatedMLP(Component):
     """down(act(gate(x)) ⊙ up(x)): SwiGLU with SiLU (Llama), GeGLU with GELU (Gemma)."""
 
-    def __init__(self, cfg: ModelConfig, params: Params) -> None:
+    def __init__(self, cfg: ModelConfig, layer: int, params: Params) -> None:
         super().__init__()
         self.activation = activation(cfg)
         self.gate_proj = declared_linear(params, "gate_proj")

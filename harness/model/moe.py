@@ -40,7 +40,7 @@ def switch_loss(counts: torch.Tensor, mean_probs: torch.Tensor, n_tokens: int, t
 class Experts(Component):
     """E feed-forward networks of one kind (gated or dense), without biases."""
 
-    def __init__(self, cfg: ModelConfig, params: Params) -> None:
+    def __init__(self, cfg: ModelConfig, layer: int, params: Params) -> None:
         super().__init__()
         self.activation = activation(cfg)
         self.gated = "gate_proj" in params
@@ -75,7 +75,7 @@ class MixtureOfExperts(Component):
     above); both grow as routing collapses.
     """
 
-    def __init__(self, cfg: ModelConfig, params: Params, experts: Experts) -> None:
+    def __init__(self, cfg: ModelConfig, layer: int, params: Params, experts: Experts) -> None:
         super().__init__()
         self.n_experts, self.top_k = cfg.n_experts, cfg.moe_top_k
         self.renormalize = registry.MOE_TOPK_NORMS[cfg.moe_topk_norm](cfg.moe_top_k)

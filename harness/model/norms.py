@@ -17,7 +17,7 @@ from harness.model.spec.params import Params
 class _ScaledNorm(Component):
     """Shared weight handling: a learned per-channel scale, optionally applied as (1 + w)."""
 
-    def __init__(self, cfg: ModelConfig, width: int, params: Params) -> None:
+    def __init__(self, cfg: ModelConfig, layer: int | None, width: int, params: Params) -> None:
         super().__init__()
         self.dim, self.eps, self.unit_offset = width, cfg.norm_eps, cfg.norm_unit_offset
         self.declare(params)
@@ -49,7 +49,7 @@ class LayerNorm(_ScaledNorm):
 class RMSNormNoWeight(Component):
     """x / rms(x), no learned scale (Llama 4's L2Norm of q and k, which is an RMS norm despite its name)."""
 
-    def __init__(self, cfg: ModelConfig, width: int, params: Params) -> None:
+    def __init__(self, cfg: ModelConfig, layer: int | None, width: int, params: Params) -> None:
         super().__init__()
         self.dim, self.eps = width, cfg.norm_eps
         self.declare(params)

@@ -66,7 +66,7 @@ class RotaryPositions(Component):
     hands those layers `local_rotation` and every other layer the `forward` rotation (base `rope_theta`, scaled
     by `rope_type`)."""
 
-    def __init__(self, cfg: ModelConfig, params: Params) -> None:
+    def __init__(self, cfg: ModelConfig, layer: None, params: Params) -> None:
         super().__init__()
         self.cfg = cfg
         self.inv_freq = registry.resolve(registry.ROPE_TYPES[cfg.rope_type])
@@ -96,7 +96,7 @@ class RotaryPositions(Component):
 class LearnedPositions(TorchLayerComponent, nn.Embedding):
     """A learned vector per absolute position, added to the token embeddings (`pos_emb.weight`)."""
 
-    def __init__(self, cfg: ModelConfig, params: Params) -> None:
+    def __init__(self, cfg: ModelConfig, layer: None, params: Params) -> None:
         super().__init__(*params["weight"].shape)
         self.declare(params)
 
@@ -110,7 +110,7 @@ class LearnedPositions(TorchLayerComponent, nn.Embedding):
 class NoPositions(Component):
     """NoPE (Kazemnejad et al. 2023): order comes from the causal mask alone."""
 
-    def __init__(self, cfg: ModelConfig, params: Params) -> None:
+    def __init__(self, cfg: ModelConfig, layer: None, params: Params) -> None:
         super().__init__()
         self.declare(params)
 

@@ -28,23 +28,33 @@ from harness.model.spec.params import BIAS, Params, linear_init
 
 @dataclass(frozen=True)
 class Part:
-    """A component's torch-free declaration `params(cfg, ...) -> Params` and its documented init: tensor name
-    → how it starts and in which role (a rule of `harness.model.spec.inits`, or a fixed `Init` such as
-    `Constant(0.5)`, whose role is input). A name the declaration leaves out for some configs (a bias) is fine;
-    a declared tensor the init does not name is an error. `init` takes no part in equality or hashing (calc
-    caches declarations by entry, and the declaration alone decides them)."""
+    """A component's torch-free declaration `params(cfg, layer, ...) -> Params` and its documented init: tensor
+    name → how it starts and in which role (a rule of `harness.model.spec.inits`, or a fixed `Init` such as
+    `Constant(0.5)`, whose role is input). `layer` is the 0-based block the part belongs to (None outside the
+    blocks: embeddings, positions, the final norm), so a tensor or a shape that differs per layer is a line of
+    the declaration. A name the declaration leaves out for some configs (a bias) is fine; a declared tensor the
+    init does not name is an error.
+
+    `reads`: the config fields that only this part reads, which mean nothing to a model without it
+    (`norm_eps` to a norm that has no ε): a run key hashes such a field only when a part of the config declares
+    it (`ModelConfig.effective`). A field no part declares is one every model reads (`d_model`).
+
+    `init` and `reads` take no part in equality or hashing (calc caches declarations by entry, and the
+    declaration alone decides them)."""
 
     params: Callable[..., Params]
     init: Mapping[str, InitRule] = field(kw_only=True, compare=False)
+    reads: tuple[str, ...] = field(default=(), kw_only=True, compare=False)
 
-    def declared(self, cfg: Any, *args: Any) -> Params:
-        """The declaration for `cfg` and the part's further arguments (a norm's width, ...)."""
-        return self.params(cfg, *args)
+    def declared(self, cfg: Any, layer: int | None, *args: Any) -> Params:
+        """The declaration for `cfg` at `layer` and the part's further arguments (a norm's width, ...)."""
+        return self.params(cfg, layer, *args)
 
-    def documented(self, cfg: Any, *args: Any) -> Params:
+    def documented(self, cfg: Any, layer: int | None, *args: Any) -> Params:
         """The declared tensors, each with the init and role this entry documents for `cfg`: equal to
-        `declared(cfg, *args)` iff the declaration starts every tensor as documented, in the documented role."""
-        params = self.params(cfg, *args)
+        `declared(cfg, layer, *args)` iff the declaration starts every tensor as documented, in the documented
+        role."""
+        params = self.params(cfg, layer, *args)
         undocumented = ", ".join(name for name in params if name not in self.init)
         if undocumented:
             raise TypeError(f"{self.params.__qualname__} declares {undocumented} without a documented init")
@@ -58,10 +68,10 @@ class Component(Part):
 
     module: str | type  # a class itself for components defined outside the package (a test, a user's file)
 
-    def build(self, cfg: Any, *args: Any) -> Any:
-        """An instance of the module (imports torch), built as `Module(cfg, *args, params)` from this
-        entry's declaration `params(cfg, *args)`, so the module and calc read one description."""
-        return resolve(self.module)(cfg, *args, self.params(cfg, *args))
+    def build(self, cfg: Any, layer: int | None, *args: Any) -> Any:
+        """An instance of the module (imports torch), built as `Module(cfg, layer, *args, params)` from this
+        entry's declaration `params(cfg, layer, *args)`, so the module and calc read one description."""
+        return resolve(self.module)(cfg, layer, *args, self.params(cfg, layer, *args))
 
 
 @dataclass(frozen=True)
@@ -98,15 +108,18 @@ ATTENTION = Part(attention.projections, init={
 })
 TOKEN_EMBEDDING = Part(embeddings.token_embedding, init={"weight": INPUT_WEIGHT})
 LM_HEAD = Part(embeddings.lm_head, init={"weight": OUTPUT_WEIGHT})
-MOE_ROUTER = Part(mlp.router, init=linear_init("router", OUTPUT_WEIGHT))
-EXPERTS = Part(mlp.experts, init={"gate_proj": WEIGHT, "up_proj": WEIGHT, "down_proj": RESIDUAL})
+MOE_FIELDS = ("moe_top_k", "moe_topk_norm", "moe_aux_loss", "moe_capacity_factor")
+MOE_ROUTER = Part(mlp.router, init=linear_init("router", OUTPUT_WEIGHT), reads=MOE_FIELDS)
+EXPERTS = Part(mlp.experts, init={"gate_proj": WEIGHT, "up_proj": WEIGHT, "down_proj": RESIDUAL}, reads=MOE_FIELDS)
 
+SCALED_NORM_FIELDS = ("norm_eps", "norm_unit_offset")
 NORMS: dict[str, Component] = {
-    "layernorm": Component(
-        norms.layernorm, "harness.model.norms:LayerNorm", init={"weight": NORM_SCALE, "bias": ZEROS}
-    ),
-    "rmsnorm": Component(norms.rmsnorm, "harness.model.norms:RMSNorm", init={"weight": NORM_SCALE}),
-    "rmsnorm_noweight": Component(norms.rmsnorm_noweight, "harness.model.norms:RMSNormNoWeight", init={}),
+    "layernorm": Component(norms.layernorm, "harness.model.norms:LayerNorm", init={"weight": NORM_SCALE, "bias": ZEROS},
+                           reads=SCALED_NORM_FIELDS),
+    "rmsnorm": Component(norms.rmsnorm, "harness.model.norms:RMSNorm", init={"weight": NORM_SCALE},
+                         reads=SCALED_NORM_FIELDS),
+    "rmsnorm_noweight": Component(norms.rmsnorm_noweight, "harness.model.norms:RMSNormNoWeight", init={},
+                                  reads=("norm_eps",)),
 }
 
 NORM_POSITIONS: dict[str, Placement] = {
@@ -122,16 +135,22 @@ NORM_POSITIONS: dict[str, Placement] = {
 
 DENSE_INIT = linear_init("up_proj", WEIGHT) | linear_init("down_proj", RESIDUAL)
 GATED_INIT = linear_init("gate_proj", WEIGHT) | DENSE_INIT
+# A GLU's derived hidden size is rounded to ffn_multiple_of (ModelConfig's derived_d_ff); a dense one is 4·d.
 MLPS: dict[str, Mlp] = {
     "relu": Mlp(mlp.dense, "harness.model.mlp:DenseMLP", init=DENSE_INIT, activation="relu"),
-    "gelu": Mlp(mlp.dense, "harness.model.mlp:DenseMLP", init=DENSE_INIT, activation="gelu"),
-    "swiglu": Mlp(mlp.gated, "harness.model.mlp:GatedMLP", init=GATED_INIT, activation="silu", gated=True),
-    "geglu": Mlp(mlp.gated, "harness.model.mlp:GatedMLP", init=GATED_INIT, activation="gelu", gated=True),
+    "gelu": Mlp(mlp.dense, "harness.model.mlp:DenseMLP", init=DENSE_INIT, activation="gelu",
+                reads=("gelu_approximate",)),
+    "swiglu": Mlp(mlp.gated, "harness.model.mlp:GatedMLP", init=GATED_INIT, activation="silu", gated=True,
+                  reads=("ffn_multiple_of",)),
+    "geglu": Mlp(mlp.gated, "harness.model.mlp:GatedMLP", init=GATED_INIT, activation="gelu", gated=True,
+                 reads=("ffn_multiple_of", "gelu_approximate")),
 }
 GELU_APPROXIMATE: dict[str, str] = {"none": "none", "tanh": "tanh"}  # ModelConfig value → F.gelu argument
 
+ROPE_FIELDS = ("rope_theta", "rope_type", "rope_scaling_factor", "rope_low_freq_factor", "rope_high_freq_factor",
+               "rope_original_max_seq_len", "rope_local_theta", "nope_every")
 POSITIONS: dict[str, Component] = {
-    "rope": Component(positions.none, "harness.model.positions:RotaryPositions", init={}),
+    "rope": Component(positions.none, "harness.model.positions:RotaryPositions", init={}, reads=ROPE_FIELDS),
     "nope": Component(positions.none, "harness.model.positions:NoPositions", init={}),
     "learned": Component(positions.learned, "harness.model.positions:LearnedPositions",
                          init={"weight": INPUT_WEIGHT}),
@@ -159,6 +178,13 @@ MOE_TOPK_NORMS: dict[str, Callable[[int], bool]] = {
     "renormalize": lambda top_k: True,  # Mixtral at any k; Qwen3-MoE / OLMoE with norm_topk_prob
     "none": lambda top_k: False,  # Qwen3-MoE / OLMoE default: the softmax probabilities as they are
 }
+
+
+def parts() -> list[Part]:
+    """Every registered part: the ones every model has and each switch value's component (read at call time,
+    so a value registered later counts)."""
+    fixed = [ATTENTION, TOKEN_EMBEDDING, LM_HEAD, MOE_ROUTER, EXPERTS]
+    return fixed + [entry for table in tables().values() for entry in table.values() if isinstance(entry, Part)]
 
 
 def qk_norms() -> dict[str, Component | None]:

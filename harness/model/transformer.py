@@ -18,9 +18,10 @@ from harness.model.spec import decoder as spec
 from harness.model.spec.parametrization import embedding_factor, readout_multiplier
 
 
-def build_norm(cfg: ModelConfig, width: int, kind: str | None = None) -> nn.Module:
-    """A `kind` (default `cfg.norm`) norm over `width` channels, from its registry entry."""
-    return registry.NORMS[kind or cfg.norm].build(cfg, width)
+def build_norm(cfg: ModelConfig, layer: int | None, width: int, kind: str | None = None) -> nn.Module:
+    """A `kind` (default `cfg.norm`) norm over `width` channels in `layer` (None: the final norm), from its
+    registry entry."""
+    return registry.NORMS[kind or cfg.norm].build(cfg, layer, width)
 
 
 def build_qk_norms(cfg: ModelConfig, layer: int) -> tuple[nn.Module, nn.Module]:
@@ -28,24 +29,24 @@ def build_qk_norms(cfg: ModelConfig, layer: int) -> tuple[nn.Module, nn.Module]:
     widths = spec.qk_norm_widths(cfg, layer)
     if widths is None:
         return nn.Identity(), nn.Identity()
-    return build_norm(cfg, widths[0], cfg.qk_norm), build_norm(cfg, widths[1], cfg.qk_norm)
+    return build_norm(cfg, layer, widths[0], cfg.qk_norm), build_norm(cfg, layer, widths[1], cfg.qk_norm)
 
 
-def build_mlp(cfg: ModelConfig) -> nn.Module:
-    """The feed-forward sublayer: one MLP of `cfg.mlp`'s kind, or a routed mixture of such experts."""
+def build_mlp(cfg: ModelConfig, layer: int) -> nn.Module:
+    """The feed-forward sublayer of `layer`: one MLP of `cfg.mlp`'s kind, or a routed mixture of such experts."""
     kind = registry.MLPS[cfg.mlp]
     if not cfg.is_moe:
-        return kind.build(cfg)
-    experts = Experts(cfg, registry.EXPERTS.declared(cfg, kind.gated))
-    return MixtureOfExperts(cfg, registry.MOE_ROUTER.declared(cfg), experts)
+        return kind.build(cfg, layer)
+    experts = Experts(cfg, layer, registry.EXPERTS.declared(cfg, layer, kind.gated))
+    return MixtureOfExperts(cfg, layer, registry.MOE_ROUTER.declared(cfg, layer), experts)
 
 
 def build_block(cfg: ModelConfig, layer: int) -> nn.Module:
     """Layer `layer`: attention and MLP, with norms in the slots `cfg.norm_position` names."""
-    attn = Attention(cfg, layer, registry.ATTENTION.declared(cfg), *build_qk_norms(cfg, layer))
+    attn = Attention(cfg, layer, registry.ATTENTION.declared(cfg, layer), *build_qk_norms(cfg, layer))
     placement = registry.NORM_POSITIONS[cfg.norm_position]
-    norms = {slot: build_norm(cfg, cfg.d_model) for slot in placement.slots}
-    return registry.resolve(placement.module)(attn, build_mlp(cfg), norms)
+    norms = {slot: build_norm(cfg, layer, cfg.d_model) for slot in placement.slots}
+    return registry.resolve(placement.module)(attn, build_mlp(cfg, layer), norms)
 
 
 class Transformer(nn.Module):
@@ -57,12 +58,12 @@ class Transformer(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.cfg = cfg
-        self.tok_emb = TokenEmbedding(cfg, registry.TOKEN_EMBEDDING.declared(cfg))
-        self.pos_emb = registry.POSITIONS[cfg.positions].build(cfg)
+        self.tok_emb = TokenEmbedding(cfg, None, registry.TOKEN_EMBEDDING.declared(cfg, None))
+        self.pos_emb = registry.POSITIONS[cfg.positions].build(cfg, None)
         self.layers = nn.ModuleList(build_block(cfg, i) for i in range(cfg.n_layers))
         final_norm = registry.NORM_POSITIONS[cfg.norm_position].final_norm
-        self.final_norm = build_norm(cfg, cfg.d_model) if final_norm else nn.Identity()
-        self.lm_head = None if cfg.tie_embeddings else LMHead(cfg, registry.LM_HEAD.declared(cfg))
+        self.final_norm = build_norm(cfg, None, cfg.d_model) if final_norm else nn.Identity()
+        self.lm_head = None if cfg.tie_embeddings else LMHead(cfg, None, registry.LM_HEAD.declared(cfg, None))
         self.aux_loss = torch.zeros(())
         self.logit_multiplier = readout_multiplier(cfg)  # 1/m under μP (MuReadout), tied or not
         self.embedding_factor = embedding_factor(cfg)  # once, not per forward

@@ -1,5 +1,6 @@
 """The analytic calculator against hand counts: the seed's figures, small configs worked out on paper,
-the FLOPs and KV-cache formulas, and the iso-parameter solver. (Equality with the built model: test_calc_model.py.)"""
+the FLOPs and KV-cache formulas, and the iso-parameter solver. (Equality with the built model: the registry
+checks, tests/harness/model/test_registry.py.)"""
 
 import pytest
 

@@ -21,8 +21,8 @@ QK_NORM_WIDTH = {
 }
 
 
-def projections(cfg: ModelConfig) -> Params:
-    """q, k, v, o (and the per-head sink logits), in the module's registration order."""
+def projections(cfg: ModelConfig, layer: int) -> Params:
+    """q, k, v, o (and the per-head sink logits) of 0-based `layer`, in the module's registration order."""
     q_width, kv_width = cfg.n_heads * cfg.head_dim, cfg.n_kv_heads * cfg.head_dim
     params = {"sinks": param((cfg.n_heads,), INPUT_WEIGHT, cfg)} if cfg.attn_sinks else {}  # per head, like a bias
     return (

@@ -16,17 +16,17 @@ def scale(cfg: ModelConfig, width: int) -> Params:
     return {"weight": param((width,), NORM_SCALE, cfg)}
 
 
-def rmsnorm(cfg: ModelConfig, width: int) -> Params:
+def rmsnorm(cfg: ModelConfig, layer: int | None, width: int) -> Params:
     """RMSNorm never has a bias."""
     return scale(cfg, width)
 
 
-def rmsnorm_noweight(cfg: ModelConfig, width: int) -> Params:
+def rmsnorm_noweight(cfg: ModelConfig, layer: int | None, width: int) -> Params:
     """x / rms(x) alone: no tensor at all (Llama 4's QK-norm)."""
     return {}
 
 
-def layernorm(cfg: ModelConfig, width: int) -> Params:
+def layernorm(cfg: ModelConfig, layer: int | None, width: int) -> Params:
     """LayerNorm: γ, plus a zero β when the model carries biases everywhere (`bias='all'`)."""
     beta = {"bias": Param((width,), ZEROS)} if has_bias(cfg, "norm") else {}
     return scale(cfg, width) | beta

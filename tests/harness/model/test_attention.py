@@ -14,7 +14,7 @@ HEADS = {"mha": (4, 4), "gqa": (4, 2), "mqa": (4, 1)}
 def _attention(layer=0, **overrides):
     cfg = ModelConfig(vocab_size=32, d_model=32, n_layers=2, n_heads=4, **overrides)
     torch.manual_seed(0)
-    attn = Attention(cfg, layer, projections(cfg), *build_qk_norms(cfg, layer))
+    attn = Attention(cfg, layer, projections(cfg, layer), *build_qk_norms(cfg, layer))
     with torch.no_grad():
         for param in attn.parameters():
             param.normal_(std=0.3)
@@ -59,7 +59,7 @@ def _reference(attn, x, rotation):
 
 def _run(cfg, attn, seq=9):
     x = torch.randn(2, seq, cfg.d_model)
-    rotation = RotaryPositions(cfg, {}).rotation(torch.arange(seq))
+    rotation = RotaryPositions(cfg, None, {}).rotation(torch.arange(seq))
     return attn(x, rotation), _reference(attn, x, rotation)
 
 
@@ -87,7 +87,7 @@ def test_eager_path_matches_reference_with_caps_and_sinks(overrides):
 def test_eager_and_sdpa_paths_agree_without_cap_or_sink(overrides):
     cfg, attn = _attention(**overrides)
     x = torch.randn(2, 7, cfg.d_model)
-    rotation = RotaryPositions(cfg, {}).rotation(torch.arange(7))
+    rotation = RotaryPositions(cfg, None, {}).rotation(torch.arange(7))
     sdpa = attn(x, rotation)
     attn.path = "eager"
     torch.testing.assert_close(attn(x, rotation), sdpa, rtol=1e-5, atol=1e-5)
@@ -124,7 +124,7 @@ def test_capture_qk_stores_rotated_normalized_q_and_k_before_scaling():
     attn.k_norm.reset_parameters()
     attn.capture_qk = True
     x = torch.randn(2, 5, cfg.d_model)
-    rotation = RotaryPositions(cfg, {}).rotation(torch.arange(5))
+    rotation = RotaryPositions(cfg, None, {}).rotation(torch.arange(5))
     attn(x, rotation)
     assert attn.captured_q.shape == (2, 4, 5, 8) and attn.captured_k.shape == (2, 2, 5, 8)
     assert not attn.captured_q.requires_grad
@@ -143,7 +143,7 @@ def test_irope_normalizes_after_rope_on_rope_layers_only(scope):
     overrides = dict(n_kv_heads=2, qk_norm="rmsnorm", qk_norm_scope=scope, qk_norm_placement="irope", nope_every=2)
     cfg, attn = _attention(layer=0, **overrides)
     x = torch.randn(2, 5, cfg.d_model)
-    rotation = RotaryPositions(cfg, {}).rotation(torch.arange(5))
+    rotation = RotaryPositions(cfg, None, {}).rotation(torch.arange(5))
     attn.capture_qk = True
     attn(x, rotation)
     rotated = apply_rope(attn.q_proj(x).view(2, 5, 4, 8).transpose(1, 2), rotation)  # (B, H, T, D)

@@ -12,7 +12,7 @@ def _moe(n_experts=4, top_k=2, gated=True, **overrides):
     torch.manual_seed(0)
     cfg = ModelConfig(d_model=8, d_ff=12, n_heads=2, n_experts=n_experts, moe_top_k=top_k,
                       mlp="swiglu" if gated else "relu", **overrides)
-    moe = build_mlp(cfg)
+    moe = build_mlp(cfg, 0)
     with torch.no_grad():
         for param in moe.parameters():
             param.normal_(std=0.5)

@@ -17,7 +17,7 @@ def LayerNorm(width, eps, unit_offset=False, bias=False):  # noqa: N802
 def _norm(kind, width, eps, unit_offset, bias):
     """The registry's norm as the model builds it, from a config carrying eps, offset and bias."""
     cfg = ModelConfig(norm_eps=eps, norm_unit_offset=unit_offset, bias="all" if bias else "none")
-    return registry.NORMS[kind].build(cfg, width)
+    return registry.NORMS[kind].build(cfg, None, width)
 
 
 def _randomize(norm):

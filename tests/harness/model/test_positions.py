@@ -8,7 +8,7 @@ from harness.model.positions import apply_rope
 
 def _positions(kind, **overrides):
     cfg = ModelConfig(n_heads=1, positions=kind, **overrides)
-    return registry.POSITIONS[kind].build(cfg)
+    return registry.POSITIONS[kind].build(cfg, None)
 
 
 def RotaryPositions(head_dim, theta):  # noqa: N802 - stands in for the class
