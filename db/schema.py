@@ -79,7 +79,8 @@ def check_version(found: object, where: str) -> None:
     except (TypeError, ValueError):
         version = None
     if version is None or version < 1:
-        raise SchemaVersionError(f"{where} has an unknown schema version {found!r}; this harness reads versions 1..{SCHEMA_VERSION}.")
+        raise SchemaVersionError(f"{where} has an unknown schema version {found!r}; this harness reads versions "
+                                 f"1..{SCHEMA_VERSION}.")
     if version > SCHEMA_VERSION:
         raise SchemaVersionError(
             f"{where} was written with schema version {version}, newer than this harness reads "

@@ -19,7 +19,8 @@ from db.plans import sweep_files
 from db.sql import quote_literal
 from db.sweeps import CELL_SCHEMA
 
-PLAN_COLUMNS = ["sweep", "arm", "arm_label", "lr", "seed", "trial", "confirms", "run_id", "cell", "matched_residual", "steps", "arm_values"]
+PLAN_COLUMNS = ["sweep", "arm", "arm_label", "lr", "seed", "trial", "confirms", "run_id", "cell", "matched_residual",
+                "steps", "arm_values"]
 # Cells still to train: interrupted and crashed runs are resumed by the next worker that claims them.
 WAITING = ("pending", "interrupted", "crashed")
 
