@@ -15,11 +15,10 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import pydoc_data.topics
 import sys
 import sysconfig
 from pathlib import Path
-
-import pydoc_data.topics
 
 from harness.data.progress import progress
 

@@ -61,7 +61,8 @@ def _cached_files(corpus: Corpus, vocab_size: int, train_chars: int, dtype: np.d
 def _build_missing(corpus: Corpus, vocab_size: int, train_chars: int, dtype: np.dtype) -> tuple[bool, bool]:
     """Hash the corpus, train the tokenizer and encode the corpus, each where missing; (trained, encoded)."""
     tokenizer_file = tokenizer_path(corpus.cache_dir, corpus.stats.corpus_hash, vocab_size, train_chars)
-    trained = build_once(tokenizer_file, lambda temp: train_tokenizer(corpus.documents, vocab_size, train_chars).save(str(temp)))
+    trained = build_once(tokenizer_file,
+                         lambda temp: train_tokenizer(corpus.documents, vocab_size, train_chars).save(str(temp)))
     # Encode with the tokenizer as read back from the cache, the one every other worker will load.
     tokenizer = Tokenizer.from_file(str(tokenizer_file))
     tokens_file = tokens_path(corpus.cache_dir, corpus.stats.corpus_hash, file_hash(tokenizer_file), dtype)

@@ -20,7 +20,8 @@ EOS = "<|endoftext|>"
 BYTE_ALPHABET = 256
 MIN_VOCAB = BYTE_ALPHABET + 1  # every byte plus <|endoftext|>
 # Everything besides vocab size and training text that shapes the trained tokenizer; part of its cache key.
-SETTINGS = {"model": "bpe", "pre_tokenizer": "byte_level", "add_prefix_space": False, "min_frequency": 2, "special_tokens": [EOS], "version": 1}
+SETTINGS = {"model": "bpe", "pre_tokenizer": "byte_level", "add_prefix_space": False, "min_frequency": 2,
+            "special_tokens": [EOS], "version": 1}
 
 
 def check_vocab_size(vocab_size: int) -> None:

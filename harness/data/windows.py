@@ -42,7 +42,8 @@ class TrainWindows:
     n equal slices of every batch (one run on n devices), so the n processes together see exactly its windows.
     """
 
-    def __init__(self, ids: np.ndarray, seq_len: int, batch_size: int, seed: int, share: tuple[int, int] = (0, 1)) -> None:
+    def __init__(self, ids: np.ndarray, seq_len: int, batch_size: int, seed: int,
+                 share: tuple[int, int] = (0, 1)) -> None:
         check_int("TrainConfig", "seq_len", seq_len)
         check_int("TrainConfig", "batch_size", batch_size)
         check_fits(ids, seq_len, "training", "lower seq_len or use more text")

@@ -15,7 +15,6 @@ from pathlib import Path
 from lightning.pytorch import Callback
 
 from db.segments import RESULTS  # the statuses that end a run: it never resumes after one
-
 from harness.train.checkpoints import LAST, checkpoint_dir, run_checkpoint, standing_after_takeover
 from harness.train.fencing import UNFENCED, Fence, FenceLost
 

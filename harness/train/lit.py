@@ -19,7 +19,8 @@ from harness.train.optim import build_optimizer
 LOSS_TERMS = ("train_loss", "z_loss", "aux_loss")  # CE, mean(log Z²) (0 when z-loss is off), MoE balance loss
 
 
-def next_token_losses(logits: torch.Tensor, targets: torch.Tensor, with_z: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+def next_token_losses(logits: torch.Tensor, targets: torch.Tensor,
+                      with_z: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(mean cross-entropy, mean log Z² or None) of logits (B, T, V) against targets (B, T), in float32.
 
     One fused log-softmax serves both: log Z = zᵢ − log pᵢ for any class i (class 0 here), so the z-loss
@@ -73,7 +74,8 @@ class LitLM(LightningModule):
 
     def configure_gradient_clipping(self, optimizer, gradient_clip_val=None, gradient_clip_algorithm=None) -> None:
         """Called once per optimizer step: the pre-clip grad norm is computed here, once, then clipped with."""
-        if self._trainer is not None and self.trainer.world_size > 1:  # each process saw its share of the batch: the step's loss is their mean
+        # each process saw its share of the batch: the step's loss is their mean
+        if self._trainer is not None and self.trainer.world_size > 1:
             self._step_terms = self.trainer.strategy.reduce(self._step_terms, reduce_op="mean")
         params = [p for p in self.parameters() if p.grad is not None]
         norm = torch.nn.utils.get_total_norm([p.grad for p in params])

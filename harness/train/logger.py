@@ -47,7 +47,8 @@ class ResultsLogger(Logger):
         self.results_dir = Path(results_dir)
         self.run_id = run_id
         self.config: dict[str, Any] = dict(config or {})
-        self._identity = {"sweep": sweep, "arm": arm, "seed": seed, "params": params, "flops_per_token": flops_per_token}
+        self._identity = {"sweep": sweep, "arm": arm, "seed": seed, "params": params,
+                          "flops_per_token": flops_per_token}
         self.provenance = dict(provenance or {})  # which code and machine write the segment (harness.provenance)
         self.resume_from_step = resume_from_step
         self.diverged_at_step: int | None = None

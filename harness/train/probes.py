@@ -70,7 +70,8 @@ class ProbeTelemetry(Callback):
     def on_train_end(self, trainer, pl_module) -> None:
         """A run stopped early (diverged) is probed where it stopped: its logits are the finding."""
         if self._probed_step != trainer.global_step:
-            self._probe(trainer, pl_module, {"param_rms": self._groups.rms([local(p).detach() for p in self._groups.all])})
+            self._probe(trainer, pl_module,
+                        {"param_rms": self._groups.rms([local(p).detach() for p in self._groups.all])})
 
     def state_dict(self) -> dict[str, Any]:
         """The run's largest logits so far: a resumed run's summary covers the whole run, not its last segment."""
