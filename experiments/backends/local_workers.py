@@ -110,7 +110,8 @@ class LocalWorkers:
                 return process
         with open(self.log(i), "a") as log:  # the child keeps its own copy of the descriptor
             return subprocess.Popen([*WORKER, *self.arguments(i)], stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, env=worker_env(self.slots[i], threads(self.slots, i, self.placement)))
+                                    stdin=subprocess.DEVNULL,
+                                    env=worker_env(self.slots[i], threads(self.slots, i, self.placement)))
 
     def cancel(self) -> None:
         """End the standby workers not started (nothing to train, or the launch failed)."""

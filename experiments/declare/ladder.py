@@ -45,17 +45,21 @@ def _axes(axes: Mapping[str, Any]) -> dict[str, tuple]:
     for name in axes:
         if name not in allowed:
             hint = closest(name, allowed)
-            _fail(f"{name!r} cannot be a rung axis: a ladder climbs ModelConfig fields (and {', '.join(SIZE_TRAIN_FIELDS)})"
-                  + (f"; did you mean {hint!r}?" if hint else "") + " LRs per rung go in lrs=, budgets in tokens=, tokens_per_param= or flops=.")
+            _fail(f"{name!r} cannot be a rung axis: a ladder climbs ModelConfig fields (and "
+                  f"{', '.join(SIZE_TRAIN_FIELDS)})"
+                  + (f"; did you mean {hint!r}?" if hint else "") + " LRs per rung go in lrs=, budgets in tokens=, "
+                  "tokens_per_param= or flops=.")
     columns = {name: tuple(values) if isinstance(values, (list, tuple, range)) else None for name, values in axes.items()}
     if not columns or any(values is None for values in columns.values()):
-        _fail("give the rungs as lists of values, e.g. ladder(d_model=[64, 128, 256], n_layers=[2, 4, 6], tokens_per_param=20)")
+        _fail("give the rungs as lists of values, e.g. ladder(d_model=[64, 128, 256], n_layers=[2, 4, 6], "
+              "tokens_per_param=20)")
     if len({len(values) for values in columns.values()}) > 1:
         _fail("every axis needs one value per rung; got " + ", ".join(f"{n}: {len(v)}" for n, v in columns.items()))
     if len(next(iter(columns.values()))) < 2:
         _fail("a ladder needs at least two rungs")
     if not any(name in columns for name in RUNG_FIELDS):
-        _fail(f"a ladder climbs {' or '.join(RUNG_FIELDS)} (the store knows a rung by them); axes given: {', '.join(columns)}")
+        _fail(f"a ladder climbs {' or '.join(RUNG_FIELDS)} (the store knows a rung by them); axes given: "
+              f"{', '.join(columns)}")
     rungs = list(zip(*(columns.get(name, (None,) * len(next(iter(columns.values())))) for name in RUNG_FIELDS)))
     if len(set(rungs)) < len(rungs):
         _fail(f"two rungs have the same {' and '.join(RUNG_FIELDS)}; each rung must differ in one of them")
