@@ -14,7 +14,8 @@ from analysis.source import SweepSource
 from db.sql import quote_ident
 from db.views import RUNS_TRAILING
 
-NUMERIC = ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "BIGINT", "INTEGER", "SMALLINT", "TINYINT", "HUGEINT", "UBIGINT", "UINTEGER")
+NUMERIC = ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "BIGINT", "INTEGER", "SMALLINT", "TINYINT", "HUGEINT", "UBIGINT",
+           "UINTEGER")
 
 
 def check_metric(sweep: SweepSource, metric: str) -> None:
@@ -72,7 +73,8 @@ def finished_cells(sweep: SweepSource, metric: str = METRIC, baseline: str | Non
     return Cells(baseline, *judged_runs(sweep.rows(query)))
 
 
-def compare(sweep: SweepSource, metric: str = METRIC, baseline: str | None = None, min_effect: float = MIN_EFFECT) -> list[dict]:
+def compare(sweep: SweepSource, metric: str = METRIC, baseline: str | None = None,
+            min_effect: float = MIN_EFFECT) -> list[dict]:
     """`comparison_table` of the sweep's finished cells: one row per (arm, lr), the baseline's first; in a
     search, each row also says how its seed outcomes were chosen (`analysis.cells.add_selection`)."""
     from analysis.comparison import comparison_table

@@ -4,9 +4,9 @@ that are resolved (the rule is `analysis.reversals`).
 The scale axis is the field asked for (`harness compare --across FIELD`), else the first of `d_model`,
 `n_layers` with several values among the runs. The *variant* of a run is its value on every other switch
 that varies within a scale and takes the same set of values at every scale (so `qk_norm` counts, while
-`d_ff`, derived from `d_model`, does not); with no such switch, the arm (a ladder's arm without its `@rung`). Each run enters as its ℓ, the LR
-sensitivity's (`analysis.sensitivity.run_losses`: a divergence counts as ℓ₀), so a variant's best LR is
-chosen the same way as everywhere else.
+`d_ff`, derived from `d_model`, does not); with no such switch, the arm (a ladder's arm without its `@rung`). Each run
+enters as its ℓ, the LR sensitivity's (`analysis.sensitivity.run_losses`: a divergence counts as ℓ₀), so a variant's
+best LR is chosen the same way as everywhere else.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisError, closest, suggestion
-from analysis.ladder import SEPARATOR as LADDER_SEPARATOR
 from analysis.frames import Sweep
+from analysis.ladder import SEPARATOR as LADDER_SEPARATOR
 from analysis.reversals import Reversals, scale_reversals
 from analysis.sensitivity import run_losses
 from db.views import RUNS_LEADING, RUNS_TRAILING
@@ -117,11 +117,13 @@ def _sentences(found: Reversals, axis: str, scales, variants) -> tuple[list[str]
     for s, t, a, b in zip(*np.nonzero(found.flagged)):
         winner, loser = (variants[a], variants[b]) if found.delta[s, a, b] < 0 else (variants[b], variants[a])
         p = f"Holm-adjusted p {found.p_reversal[s, t, a, b]:.2g}"
-        sentences.append(f"{winner} beats {loser} at {axis}={shown(scales[s])} but loses to it at {axis}={shown(scales[t])} ({p})")
+        sentences.append(f"{winner} beats {loser} at {axis}={shown(scales[s])} but loses to it at "
+                         f"{axis}={shown(scales[t])} ({p})")
         for here, there in ((s, t), (t, s)):
             for me, other in ((a, b), (b, a)):
                 verb, opposite = ("beats", "loses to") if found.delta[here, me, other] < 0 else ("loses to", "beats")
-                notes.setdefault((here, me), []).append(f"{verb} {variants[other]} here, {opposite} it at {axis}={shown(scales[there])} ({p})")
+                notes.setdefault((here, me), []).append(f"{verb} {variants[other]} here, {opposite} it at "
+                                                        f"{axis}={shown(scales[there])} ({p})")
     return sentences, notes
 
 
@@ -134,7 +136,8 @@ def _table(found: Reversals, axis: str, scales, variants, lrs, notes: dict) -> p
                 continue  # this variant has no run at this scale
             rows.append({axis: scale, "variant": variant, "best_lr": lrs[best] if lrs[best] >= 0 else np.nan,
                          "n": int(found.at_best.n[s, v]), "diverged": int(found.diverged[s, v]),
-                         "loss": found.at_best.mean[s, v], "ci_low": found.at_best.low[s, v], "ci_high": found.at_best.high[s, v],
+                         "loss": found.at_best.mean[s, v], "ci_low": found.at_best.low[s, v],
+                         "ci_high": found.at_best.high[s, v],
                          "reversal": "; ".join(notes.get((s, v), [])) or NO_REVERSAL})
     table = pd.DataFrame(rows, columns=[axis, *COLUMNS])
     table["rank"] = table.groupby(axis)["loss"].rank(method="min").astype("Int64")

@@ -79,9 +79,11 @@ STABILITY_SENTENCE = ("diverged on {arm_diverged} of {n_pairs} matched seeds, {b
                       "({decided_by}, p {p_stability})")
 LOSS_SENTENCE = "Δ {delta} nats [{low}, {high}] over {n} matched seeds ({decided_by}, p {p_loss})"
 RULES = (
-    Rule(Verdict.LESS_STABLE, "the divergence test resolves that the arm diverges on more matched seeds than the baseline",
+    Rule(Verdict.LESS_STABLE,
+         "the divergence test resolves that the arm diverges on more matched seeds than the baseline",
          lambda e: np.asarray(e.stability_resolved) & _more(e), STABILITY_SENTENCE),
-    Rule(Verdict.MORE_STABLE, "the divergence test resolves that the arm diverges on fewer matched seeds than the baseline",
+    Rule(Verdict.MORE_STABLE,
+         "the divergence test resolves that the arm diverges on fewer matched seeds than the baseline",
          lambda e: np.asarray(e.stability_resolved) & _fewer(e), STABILITY_SENTENCE),
     Rule(Verdict.NO_CI, "fixed-n only: fewer than two surviving pairs, or zero spread from fewer than three",
          lambda e: np.asarray(e.no_ci),
