@@ -69,7 +69,8 @@ def main() -> None:
     harness = [sys.executable, "-m", "cli.main"]
     commands = {
         "compare --ladder": [*harness, "compare", SWEEP, "--ladder", "--results", str(results)],
-        "plot ladder": [*harness, "plot", "ladder", SWEEP, "--out", str(Path(args.dir) / "ladder.png"), "--results", str(results)],
+        "plot ladder": [*harness, "plot", "ladder", SWEEP, "--out", str(Path(args.dir) / "ladder.png"), "--results",
+                        str(results)],
         "report": [*harness, "report", SWEEP, "--out", str(Path(args.dir) / "report.html"), "--results", str(results)],
         "compare (plain)": [*harness, "compare", SWEEP, "--results", str(results)],
     }

@@ -114,8 +114,8 @@ def overhead(args: argparse.Namespace) -> None:
         ratios.append(full / bare)
         cpu_ratios.append(full_cpu / bare_cpu)
         probe_shares.append(probe_share)
-        print(f"pair {pair}: bare {bare * 1e3:.1f} ms/step (CPU {bare_cpu * 1e3:.1f}), harness run {full * 1e3:.1f} ms/step "
-              f"(CPU {full_cpu * 1e3:.1f}), ratio {full / bare:.3f} (CPU {full_cpu / bare_cpu:.3f}), "
+        print(f"pair {pair}: bare {bare * 1e3:.1f} ms/step (CPU {bare_cpu * 1e3:.1f}), harness run {full * 1e3:.1f} "
+              f"ms/step (CPU {full_cpu * 1e3:.1f}), ratio {full / bare:.3f} (CPU {full_cpu / bare_cpu:.3f}), "
               f"probe share {100 * probe_share:.2f}%  (load {os.getloadavg()[0]:.2f})", flush=True)
     print(f"median ratio {statistics.median(ratios):.3f} wall, {statistics.median(cpu_ratios):.3f} CPU; "
           f"median probe share {100 * statistics.median(probe_shares):.2f}%")
@@ -131,7 +131,8 @@ def floor(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)  # CPU time of one thread: no spin-waiting, little sensitivity to other jobs
     model_cfg = from_name("tiny", d_model=16, n_layers=1, n_heads=2, n_kv_heads=1)
     never = 10**9  # the per-step path only: no probe, validation or checkpoint inside the timed steps
-    train_cfg = TrainConfig(steps=args.steps, batch_size=1, seq_len=8, probe_every=never, val_every=never, checkpoint_every=never)
+    train_cfg = TrainConfig(steps=args.steps, batch_size=1, seq_len=8, probe_every=never, val_every=never,
+                            checkpoint_every=never)
     data_cfg = DataConfig()
     data = prepare(data_cfg, model_cfg.vocab_size)
     for repeat in range(args.repeats):
@@ -152,7 +153,8 @@ def startup(args: argparse.Namespace) -> None:
 
             (summary,) = db.connect(results).execute("SELECT summary FROM runs WHERE run_id = ?", [f"r{repeat}"]).fetchone()
             first_step = json.loads(summary)["first_step_at"]
-            print(f"repeat {repeat}: command start → first step {first_step - launched:.2f} s  (load {os.getloadavg()[0]:.2f})")
+            print(f"repeat {repeat}: command start → first step {first_step - launched:.2f} s  (load "
+                  f"{os.getloadavg()[0]:.2f})")
 
 
 def main() -> None:
