@@ -33,7 +33,8 @@ def decide(arm: np.ndarray, baseline: np.ndarray, min_effect: float = MIN_EFFECT
     return verdicts(pairs, p_holm, p_stability_holm, min_effect)[:, 0]
 
 
-def decide_table(arm: np.ndarray, baseline: np.ndarray, min_effect: float = MIN_EFFECT, robust: bool = False) -> np.ndarray:
+def decide_table(arm: np.ndarray, baseline: np.ndarray, min_effect: float = MIN_EFFECT,
+                 robust: bool = False) -> np.ndarray:
     """The fixed-n verdicts of whole tables: arrays [sweeps, rows, seeds] → [sweeps, rows]."""
     pairs = compare_pairs(arm, baseline)
     p_holm, p_stability_holm = holm_family(pairs, robust)
@@ -188,8 +189,8 @@ def main() -> None:
                 arm = np.where(arm_gone, DIVERGED, 3.0)
                 pairs = compare_pairs(arm, np.where(base_gone, DIVERGED, 3.0))
                 mcnemar = mcnemar_p((arm_gone & ~base_gone).sum(1), (base_gone & ~arm_gone).sum(1))
-                print(f"{seeds} seeds, rate {rate}, correlation {correlation}: Fisher {np.mean(pairs.p_stability < 0.05):.4f}, "
-                      f"McNemar {np.mean(mcnemar < 0.05):.4f}")
+                print(f"{seeds} seeds, rate {rate}, correlation {correlation}: Fisher "
+                      f"{np.mean(pairs.p_stability < 0.05):.4f}, McNemar {np.mean(mcnemar < 0.05):.4f}")
     print(f"-- the one outcome model on every path, {n} sweeps each: share of sweeps")
     paths = (("fixed-n", decide_table), ("anytime-valid", decide_sequential))
     for seeds in (20, 40):
@@ -212,9 +213,11 @@ def main() -> None:
         print(f"a planted {effect} paired-sd effect among nine rows, 20 seeds: decided `better` {rates}")
     for seeds in (20, 40):
         arm, baseline = skewed_null(rng, n, seeds)
-        rates = ", ".join(f"{label} {np.mean(decide_sequential(arm[:, None], baseline[:, None], robust=robust)[:, 0] == 'better'):.4f}"
+        rates = ", ".join(f"{label} "
+                          f"{np.mean(decide_sequential(arm[:, None], baseline[:, None], robust=robust)[:, 0] == 'better'):.4f}"
                           for label, robust in (("t sequence", False), ("--robust", True)))
-        fixed = ", ".join(f"{label} {np.mean(decide_table(arm[:, None], baseline[:, None], robust=robust)[:, 0] == 'better'):.4f}"
+        fixed = ", ".join(f"{label} "
+                          f"{np.mean(decide_table(arm[:, None], baseline[:, None], robust=robust)[:, 0] == 'better'):.4f}"
                           for label, robust in (("t-test", False), ("--robust", True)))
         print(f"skewed null (centred lognormal), {seeds} seeds: `better` anytime-valid {rates}; fixed-n {fixed}")
     print(f"-- two variants at two widths, 3 LRs × 4 seeds, run noise sd 0.01, {n} sweeps: share flagged as reversing")

@@ -34,9 +34,9 @@ DIVERGED = {("unstable", 1e-3, 1): 30, ("unstable", 1e-3, 4): 42}
 def write_run(
     results, run_id: str, *, sweep: str, arm: str, seed: int, lr: float | None, final: float, steps: int = 60,
     diverge_at: int | None = None, val_every: int = 10, probe_every: int = 10, layers: int = 2, heads: int = 2,
-    config: dict | None = None, logit_growth: float = 1.0, spikes: tuple[int, ...] = (), status: str | None = "completed",
-    last_val: float | None = None, log_every: int = 1, initial_loss: float | None = None, summary: dict | None = None,
-    provenance: dict | None = None,
+    config: dict | None = None, logit_growth: float = 1.0, spikes: tuple[int, ...] = (),
+    status: str | None = "completed", last_val: float | None = None, log_every: int = 1,
+    initial_loss: float | None = None, summary: dict | None = None, provenance: dict | None = None,
 ) -> None:
     """One run with full step histories: train/val loss, grad norm, lr, tokens, step time, probes, spikes.
 

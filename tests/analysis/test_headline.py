@@ -32,7 +32,8 @@ def planted(tmp_path_factory):
         for lr in LRS:
             for seed in range(seeds):
                 final = 3.0 + effect + 0.05 * abs(math.log10(lr / OPTIMUM[arm])) + offsets[seed] + rng.normal(0, noise)
-                synthetic.write_run(results, f"h-{index}-{lr}-{seed}", sweep="h", arm=arm, seed=seed, lr=lr, final=final, steps=20)
+                synthetic.write_run(results, f"h-{index}-{lr}-{seed}", sweep="h", arm=arm, seed=seed, lr=lr,
+                                    final=final, steps=20)
                 finals[(arm, lr, seed)] = final
     return results, finals
 

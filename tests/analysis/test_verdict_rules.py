@@ -3,9 +3,9 @@ rule is reached by `harness compare` on a planted store (the truth planted, the 
 rule by hand), a loss claim is barred by the favoured side's own divergence, and the docs, the CLI and the page
 render the same table."""
 
+import contextlib
 import io
 import json
-import contextlib
 from pathlib import Path
 
 import numpy as np

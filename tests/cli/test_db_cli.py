@@ -33,7 +33,8 @@ def _harness(*args, env=None):
 def test_query_prints_a_table(results, capsys):
     assert main(["db", "query", "select run_id, final_val_loss from runs order by run_id", "--results", str(results)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        "run_id  final_val_loss", "------  --------------", "run-0              2.5", "run-1             2.25", "(2 rows)"
+        "run_id  final_val_loss", "------  --------------", "run-0              2.5", "run-1             2.25",
+        "(2 rows)"
     ]
 
 
@@ -81,7 +82,9 @@ def test_runs_as_json_uses_the_views_column_names(results, capsys):
 
 
 @pytest.mark.parametrize(
-    "sql", ["DROP VIEW runs", "DELETE FROM metrics", "INSERT INTO _status VALUES (1)", "COPY runs TO 'x.csv'", "UPDATE _manifests SET seed = 9"]
+    "sql",
+    ["DROP VIEW runs", "DELETE FROM metrics", "INSERT INTO _status VALUES (1)", "COPY runs TO 'x.csv'",
+     "UPDATE _manifests SET seed = 9"]
 )
 def test_writes_are_refused_and_data_untouched(results, sql, capsys):
     before = _checksums(results)
@@ -152,7 +155,8 @@ def test_export_and_compact(results, tmp_path, capsys):
 
 
 def test_cli_help_imports_neither_duckdb_nor_pyarrow():
-    code = "import sys; from cli.main import build_parser; build_parser(); assert not {'duckdb', 'pyarrow', 'torch'} & set(sys.modules)"
+    code = ("import sys; from cli.main import build_parser; build_parser(); assert not {'duckdb', 'pyarrow', 'torch'} & "
+            "set(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -162,16 +166,16 @@ def test_query_writes_lists_and_intervals_as_csv(results, capsys):
 
 
 def test_cli_formats_are_the_renderers():
-    from db.render import FORMATS
-
     from cli.db import FORMATS as CLI_FORMATS
+    from db.render import FORMATS
 
     assert CLI_FORMATS == FORMATS  # kept apart so `harness --help` need not import pyarrow
 
 
 def test_output_cut_short_by_a_closed_pipe_is_not_an_error(results):
     done = subprocess.run(
-        f"{sys.executable} -m cli.main db query 'select * from range(300000)' --format csv --results {results} | head -1",
+        f"{sys.executable} -m cli.main db query 'select * from range(300000)' --format csv --results {results} | head "
+        "-1",
         shell=True, capture_output=True, text=True,
     )
     assert done.stdout == '"range"\n' and done.stderr == ""

@@ -31,7 +31,8 @@ def tiny_args(tmp_path, train_data_cfg):
         (["--set", "lr=0"], "TrainConfig.lr=0.0 is invalid"),
         (["--set", "lr=-1e-3"], "TrainConfig.lr=-0.001 is invalid"),
         (["--set", "positions=learned", "--set", "seq_len=256"], "TrainConfig.seq_len=256 is invalid"),
-        (["--set", "seq_len=256"], "TrainConfig.seq_len=256 is invalid: the model takes sequences of at most max_seq_len=128"),
+        (["--set", "seq_len=256"],
+         "TrainConfig.seq_len=256 is invalid: the model takes sequences of at most max_seq_len=128"),
         (["--set", "lrr=1e-3"], "--set names no field 'lrr'; did you mean 'lr'?"),
         (["--set", "n_heads=3"], "ModelConfig.n_heads=3 is invalid: it must be a multiple of n_kv_heads=2"),
         (["--set", "schedule=cosin"], "Did you mean 'cosine'?"),
@@ -126,8 +127,8 @@ def test_bad_data_fails_before_torch_is_imported(tmp_path):
 
     script = (
         "import sys; from cli.main import main; "
-        f"code = main(['run', '--preset', 'tiny', '--data', '/nonexistent/corpus.txt', '--results', {str(tmp_path)!r}]); "
-        "print(code, 'torch' in sys.modules, 'lightning' in sys.modules)"
+        "code = main(['run', '--preset', 'tiny', '--data', '/nonexistent/corpus.txt', '--results', "
+        f"{str(tmp_path)!r}]); print(code, 'torch' in sys.modules, 'lightning' in sys.modules)"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["2", "False", "False"]
@@ -165,7 +166,8 @@ def test_config_file_must_define_a_model(tmp_path, capsys):
     [
         ("x = (\n", "line 1: SyntaxError: '(' was never closed"),
         ("import math\nmodel = math.sqrt(-1)\n", "line 2: ValueError: math domain error"),
-        ("from harness.config import ModelConfig\nmodel = ModelConfig(d_model=-1)\n", "ModelConfig.d_model=-1 is invalid"),
+        ("from harness.config import ModelConfig\nmodel = ModelConfig(d_model=-1)\n",
+         "ModelConfig.d_model=-1 is invalid"),
     ],
 )
 def test_config_file_that_fails_is_one_line_and_exit_2(tmp_path, capsys, source, message):

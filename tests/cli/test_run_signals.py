@@ -6,9 +6,9 @@ import subprocess
 import sys
 import time
 
-import db
 import pytest
 
+import db
 from cli.main import main
 
 STEPS = 400
@@ -16,10 +16,11 @@ STEPS = 400
 
 def _start(tmp_path, train_data_cfg):
     args = [
-        "run", "--preset", "tiny", "--results", str(tmp_path / "results"), "--no-progress", "--data", train_data_cfg.source,
-        "--set", f"cache_dir={train_data_cfg.cache_dir}", "--set", f"val_tokens={train_data_cfg.val_tokens}",
-        "--set", "vocab_size=512", "--steps", str(STEPS), "--set", "seq_len=32", "--set", "batch_size=4",
-        "--set", "val_every=1000", "--set", "probe_every=1000", "--set", "val_seqs=4",
+        "run", "--preset", "tiny", "--results", str(tmp_path / "results"), "--no-progress", "--data",
+        train_data_cfg.source, "--set", f"cache_dir={train_data_cfg.cache_dir}", "--set",
+        f"val_tokens={train_data_cfg.val_tokens}", "--set", "vocab_size=512", "--steps", str(STEPS), "--set",
+        "seq_len=32", "--set", "batch_size=4", "--set", "val_every=1000", "--set", "probe_every=1000", "--set",
+        "val_seqs=4",
     ]
     process = subprocess.Popen([sys.executable, "-m", "cli.main", *args], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60

@@ -40,7 +40,8 @@ def ablation(tmp_path, train_data_cfg):
 
 def until_decided(path, results, *extra):
     command = [sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results), "--set",
-               "vocab_size=512", "--no-report", "--no-progress", "--until-decided", "--seed-batch", "2", "--max-seeds", "10", *extra]
+               "vocab_size=512", "--no-report", "--no-progress", "--until-decided", "--seed-batch", "2", "--max-seeds",
+               "10", *extra]
     return subprocess.run(command, capture_output=True, text=True, timeout=600)
 
 
@@ -49,8 +50,8 @@ def test_seeds_are_added_in_rounds_until_decided_and_a_rerun_trains_nothing(abla
     done = until_decided(path, results)
     assert done.returncode == 0, done.stderr
     con = db.connect(results)
-    cells = con.execute("SELECT c.arm, c.seed, r.final_val_loss, r.n_segments FROM sweep_cells c JOIN runs r USING (run_id) "
-                        "WHERE c.sweep = 'warmup' ORDER BY c.seed").fetchall()
+    cells = con.execute("SELECT c.arm, c.seed, r.final_val_loss, r.n_segments FROM sweep_cells c JOIN runs r USING "
+                        "(run_id) WHERE c.sweep = 'warmup' ORDER BY c.seed").fetchall()
     by_arm = {arm: {seed: loss for a, seed, loss, _ in cells if a == arm} for arm in {a for a, *_ in cells}}
     slow = "warmup_steps=100"  # an LR ramp of 100 steps: ~6% of the LR by step 6
     seeds = sorted(by_arm[slow])
@@ -97,7 +98,8 @@ def test_undecided_pairs_grow_by_the_batch_to_the_cap_and_the_baseline_follows_i
     (["--until-decided"], {"grid": "grid()", "baseline": "None"}, "has one arm: there is no comparison"),
     (["--until-decided"], {"grid": "grid(qk_norm=['none', 'rmsnorm'])", "baseline": "None",
                            "extra": "tune={'weight_decay': Uniform(0.0, 0.1)}, trials=2, tune_per_seed=True,"}, "is a search (tune=)"),
-    (["--until-decided"], {"extra": "ladder=ladder(d_model=[32, 64], n_heads=[2, 4], tokens=4096),"}, "is a scale ladder"),
+    (["--until-decided"], {"extra": "ladder=ladder(d_model=[32, 64], n_heads=[2, 4], tokens=4096),"},
+     "is a scale ladder"),
 ])
 def test_bad_input_is_one_line_and_exit_2_before_anything_is_written(ablation, tmp_path, capsys, extra, kind, message):
     results = tmp_path / "results"

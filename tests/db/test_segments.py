@@ -96,7 +96,8 @@ def test_a_segment_opened_after_the_result_by_a_fenced_writer_changes_nothing(tm
     _write(tmp_path, "failed-late", [(1, "completed", 0, True), (0, "failed", 0, True)])
     con = db.connect(tmp_path)
     rows = con.sql("SELECT run_id, status, n_segments, final_train_loss, last_step FROM runs ORDER BY run_id").fetchall()
-    assert rows == [("cell", "completed", 1, 2.0, 2), ("failed-late", "completed", 1, 2.0, 2), ("legacy", "completed", 1, 2.0, 2)]
+    assert rows == [("cell", "completed", 1, 2.0, 2), ("failed-late", "completed", 1, 2.0, 2),
+                    ("legacy", "completed", 1, 2.0, 2)]
     assert con.sql("SELECT count(*) FROM metrics WHERE value >= 100").fetchall() == [(0,)]  # none of A's rows
     state = db.run_state(tmp_path, "legacy")
     assert (state.result, state.segments, state.opened, state.failures) == ("completed", (0,), (0, 1), 0)

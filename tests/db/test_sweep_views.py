@@ -21,7 +21,8 @@ def test_plan_cells_take_their_runs_status_and_missing_runs_are_pending(results,
     rows = con.execute("SELECT arm, lr, seed, run_id, cell, status FROM sweep_cells ORDER BY cell").fetchall()
     assert rows == [("none", 1e-3, 0, "k1", 0, "completed"), ("rms", 1e-3, 0, "k2", 1, "diverged"),
                     ("rms", 1e-3, 1, "k3", 2, "pending")]
-    sweep = con.execute("SELECT sweep, question, baseline, axes, n_cells, completed, diverged, failed, running, pending FROM sweeps").fetchone()
+    sweep = con.execute("SELECT sweep, question, baseline, axes, n_cells, completed, diverged, failed, running, pending "
+                        "FROM sweeps").fetchone()
     assert sweep == ("qk", "does QK-norm help?", "none", '["qk"]', 3, 1, 1, 0, 0, 1)
 
 

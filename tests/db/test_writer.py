@@ -40,13 +40,16 @@ def test_flushes_every_flush_rows_into_new_shards(results):
 def test_close_records_status_and_divergence(results, write_run):
     write_run(results, "ok")
     write_run(results, "boom", status="diverged", steps=20)
-    rows = db.connect(results).sql("SELECT run_id, status, diverged_at_step, finished_at IS NOT NULL FROM runs ORDER BY run_id").fetchall()
+    rows = db.connect(results).sql("SELECT run_id, status, diverged_at_step, finished_at IS NOT NULL FROM runs ORDER BY "
+                                   "run_id").fetchall()
     assert rows == [("boom", "diverged", 19, True), ("ok", "completed", None, True)]
 
 
 def test_bad_status_names_the_valid_options(results):
     writer = db.RunWriter.open(results, "r1")
-    with pytest.raises(ValueError, match=r"status='done' is invalid; valid options: 'completed', 'diverged', 'pruned', 'failed', 'interrupted'"):
+    with pytest.raises(ValueError,
+                       match=r"status='done' is invalid; valid options: 'completed', 'diverged', 'pruned', 'failed', "
+                       r"'interrupted'"):
         writer.close("done")
     with pytest.raises(ValueError, match="diverged_at_step=3 is only valid with status='diverged'"):
         writer.close("completed", diverged_at_step=3)

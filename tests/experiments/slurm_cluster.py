@@ -118,7 +118,8 @@ class SlurmCluster:
         self.conf.write_text(_conf(self.root, host, cpus, 1000 * cpus + 4000))
         munge = self.root / "munge"
         self._daemon("runuser", "-u", "munge", "--", "munged", f"--socket={munge}/munge.socket",
-                     f"--pid-file={munge}/munged.pid", f"--log-file={munge}/munged.log", f"--seed-file={munge}/munged.seed")
+                     f"--pid-file={munge}/munged.pid", f"--log-file={munge}/munged.log",
+                     f"--seed-file={munge}/munged.seed")
         self._daemon("slurmctld", "-f", str(self.conf))
         self._daemon("slurmd", "-f", str(self.conf))
         deadline = time.monotonic() + 30

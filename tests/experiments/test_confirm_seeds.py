@@ -5,12 +5,12 @@ a rerun trains nothing; `harness compare` judges each arm on them. Bad values ar
 
 import json
 
-import db
 import pytest
 
+import db
 from experiments import Ablation, LogUniform, grid
-from experiments.workers.progress import ProgressReader, stored_cells
 from experiments.search.study import CONFIRM_SEED_STRIDE
+from experiments.workers.progress import ProgressReader, stored_cells
 from harness.config.base import ConfigError
 
 from .conftest import finished_segments, start_sweep

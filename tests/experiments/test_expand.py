@@ -5,9 +5,9 @@ import re
 
 import pytest
 
+from experiments import Ablation, SweepError, expand, grid, zip_
 from harness import calc
 from harness.train.keys import run_key
-from experiments import Ablation, SweepError, expand, grid, zip_
 
 
 def make(**kwargs):
@@ -55,7 +55,8 @@ def test_flop_budget_gives_each_arm_its_own_steps():
 
 def test_exclude_by_predicate_or_partial_dicts_including_lr():
     by_dict = expand(make(lrs=[1e-3, 1e-1], exclude=[{"qk_norm": "none", "lr": 1e-1}]))
-    assert [c.label for c in by_dict.cells] == ["base lr=0.001 seed=0", "qk_norm=rmsnorm lr=0.001 seed=0", "qk_norm=rmsnorm lr=0.1 seed=0"]
+    assert [c.label for c in by_dict.cells] == ["base lr=0.001 seed=0", "qk_norm=rmsnorm lr=0.001 seed=0",
+                                                "qk_norm=rmsnorm lr=0.1 seed=0"]
     by_predicate = expand(make(exclude=lambda p: p.get("qk_norm") == "rmsnorm"))
     assert [c.arm for c in by_predicate.cells] == ["base"]
 
@@ -122,7 +123,7 @@ def test_ten_thousand_cells_expand_without_torch(tmp_path):
 
     code = ("import sys; from experiments import Ablation, expand, grid; "
             "a = Ablation('big', 'q?', 'tiny', grid(d_model=list(range(32, 32 + 16 * 25, 16)), n_layers=[1, 2, 3, 4], "
-            "mlp=['swiglu', 'gelu', 'relu', 'geglu'], qk_norm=['none', 'rmsnorm', 'layernorm']), lrs=[1e-3, 3e-3, 1e-2], seeds=3); "
-            "print(len(expand(a).cells), 'torch' in sys.modules)")
+            "mlp=['swiglu', 'gelu', 'relu', 'geglu'], qk_norm=['none', 'rmsnorm', 'layernorm']), lrs=[1e-3, 3e-3, "
+            "1e-2], seeds=3); print(len(expand(a).cells), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["10800", "False"]

@@ -11,8 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import db
 import pytest
+
+import db
 
 from .conftest import ABLATION, sweep_command
 

@@ -4,12 +4,12 @@ whole sweep, a killed worker, and two sweeps started at once; a finished sweep t
 import os
 import signal
 
-import db
 import pytest
 
+import db
 from experiments import expand
-from experiments.workers.claims import current_claim
 from experiments.declare.load import load_ablation
+from experiments.workers.claims import current_claim
 
 from .conftest import finished_segments, kill_group, processes_mentioning, start_sweep, wait_for
 
@@ -94,7 +94,8 @@ def test_two_sweeps_started_at_once_train_no_cell_twice(tmp_path, ablation_file)
     (lambda tmp, f: str(tmp / "nothing.py"), [], "defines no Ablation"),
     (lambda tmp, f: str(f()), ["--set", "qk_nrom=rmsnorm"], "--set names no field 'qk_nrom'; did you mean 'qk_norm'?"),
     (lambda tmp, f: str(f()), ["--set", "n_heads=3"], "ModelConfig.n_heads=3 is invalid"),
-    (lambda tmp, f: str(tmp / "bad_cells.py"), [], "2 of 3 cells are invalid:\n  n_heads=3: ModelConfig.n_heads=3 is invalid"),
+    (lambda tmp, f: str(tmp / "bad_cells.py"), [],
+     "2 of 3 cells are invalid:\n  n_heads=3: ModelConfig.n_heads=3 is invalid"),
     (lambda tmp, f: str(tmp / "bad_cells.py"), ["--set", "bias=qkv", "--seeds", "0"], "--seeds 0 is invalid"),
     (lambda tmp, f: str(f()), ["--devices", "gpu0"], "--devices 'gpu0' is invalid"),
     (lambda tmp, f: str(f()), ["--status"], "no sweep 't'"),

@@ -6,9 +6,9 @@ import json
 import os
 import signal
 
-import db
 import pytest
 
+import db
 from experiments.workers.claims import current_claim
 
 from .conftest import finished_segments, start_sweep, wait_for
@@ -41,7 +41,8 @@ def test_a_stopped_sweep_checkpoints_its_cells_and_resumes(tmp_path, ablation_fi
     con = db.connect(results)
     for run_id in ids:
         assert finished_segments(results, run_id) == ["completed"]
-        steps = [s for (s,) in con.execute("SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step", [run_id]).fetchall()]
+        steps = [s for (s,) in con.execute("SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY "
+                                           "step", [run_id]).fetchall()]
         assert steps == list(range(1, 301))
 
 

@@ -11,13 +11,20 @@ from pathlib import Path
 import pytest
 
 import db
-
 from experiments import expand
 from experiments.declare.load import load_ablation
 
 from .conftest import start_sweep, wait_for
-from .stalls import (FAST, assert_final_checkpoint_stands, holder_pid, pause, raw_results, resume,
-                     stall_until_taken_over, worker_logs)
+from .stalls import (
+    FAST,
+    assert_final_checkpoint_stands,
+    holder_pid,
+    pause,
+    raw_results,
+    resume,
+    stall_until_taken_over,
+    worker_logs,
+)
 
 
 def cell_ids(ablation_path):

@@ -34,8 +34,8 @@ def step_one_loss(cell, results_dir):
     from harness.train.run import RunSpec, train_run
 
     train = cell.train.replace(steps=1, log_every=1)
-    train_run(RunSpec(cell.model, train, cell.data, results_dir, cell.run_id), prepare(cell.data, cell.model.vocab_size),
-              progress=False)
+    train_run(RunSpec(cell.model, train, cell.data, results_dir, cell.run_id),
+              prepare(cell.data, cell.model.vocab_size), progress=False)
     ((loss,),) = db.connect(results_dir).execute(
         "SELECT value FROM metrics WHERE run_id = ? AND name = 'train_loss' AND step = 1", [cell.run_id]).fetchall()
     return loss

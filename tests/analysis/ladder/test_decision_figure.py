@@ -66,7 +66,8 @@ def test_the_plotly_figure_has_the_same_accuracy_and_picks(result):
 
 def test_plot_pools_sweeps_with_also_and_refuses_it_for_another_figure(store, tmp_path, capsys):
     out = tmp_path / "decisions.svg"
-    argv = ["plot", "decisions", "steady", "--also", "flip1", "--also", "late", "--results", str(store), "--out", str(out)]
+    argv = ["plot", "decisions", "steady", "--also", "flip1", "--also", "late", "--results", str(store), "--out",
+            str(out)]
     assert main(argv) == 0 and out.read_bytes().startswith(b"<?xml")
     assert main(["plot", "lr", "steady", "--also", "flip1", "--results", str(store), "--out", str(out)]) == 2
     assert capsys.readouterr().err.endswith("--also applies to the decisions figure only, not 'lr'.\n")
