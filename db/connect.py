@@ -16,8 +16,8 @@ from db.paths import resolve_results_dir
 from db.schema import read_version_file
 from db.views import create_views
 
-HOW_TO_CREATE = ("create some with `harness run --preset tiny --steps 200`, or point --results / $HARNESS_RESULTS at an "
-                 "existing results directory")
+HOW_TO_CREATE = ("create some with `harness run --preset tiny --steps 200`, or point --results / $HARNESS_RESULTS at "
+                 "an existing results directory")
 
 
 def load_catalog(results_dir: str | os.PathLike | None = None) -> Catalog:

@@ -132,5 +132,6 @@ def publish_outcome(run_path: Path, generation: int, segment: int, status_table:
         if not slot.exists():
             raise
         status, reason = status_table.column("status")[0].as_py(), why_refused(run_path, generation)
-        raise SupersededError(f"run {Path(run_path).name!r} segment {segment}: status {status!r} not recorded: {reason}") from None
+        raise SupersededError(f"run {Path(run_path).name!r} segment {segment}: status {status!r} not recorded: "
+                              f"{reason}") from None
     _finish_publication(run_path, slot, Outcome(segment=segment))

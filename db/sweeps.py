@@ -73,7 +73,8 @@ def _plan_table(rows: list[dict[str, Any]]) -> pa.Table:
     from db.sql import quote_ident
 
     types = {pa.string(): "VARCHAR", pa.int64(): "BIGINT", pa.float64(): "DOUBLE"}
-    select = ", ".join(f"unnest(${i + 1}::{types[f.type]}[]) AS {quote_ident(f.name)}" for i, f in enumerate(CELL_SCHEMA))
+    select = ", ".join(f"unnest(${i + 1}::{types[f.type]}[]) AS {quote_ident(f.name)}"
+                       for i, f in enumerate(CELL_SCHEMA))
     columns = [[row.get(name) for row in rows] for name in CELL_SCHEMA.names]
     return duckdb.connect().sql(f"SELECT {select}", params=columns).to_arrow_table().cast(CELL_SCHEMA)
 

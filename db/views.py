@@ -107,7 +107,8 @@ def _row_table(con, catalog: Catalog, table: str, name: str, schema: pa.Schema) 
 RUNS_VIEW_SQL = """
         CREATE VIEW runs AS
         WITH first_segment AS (
-            SELECT * EXCLUDE (status) FROM _counting QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY segment) = 1
+            SELECT * EXCLUDE (status) FROM _counting
+            QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY segment) = 1
         ), last_segment AS (
             SELECT run_id, max(segment) AS segment, count(*) AS n_segments, arg_max(host, segment) AS host
             FROM _counting GROUP BY run_id
