@@ -149,7 +149,8 @@ def generate(
     eos_ok = isinstance(eos_id, int) and not isinstance(eos_id, bool) and 0 <= eos_id < cfg.vocab_size
     if eos_id is not None and not eos_ok:
         raise ConfigError(f"generate.eos_id={eos_id!r} is invalid: must be {token_ids}, or None.")
-    in_vocab = prompt_ids.dtype in (torch.int64, torch.int32) and bool(((prompt_ids >= 0) & (prompt_ids < cfg.vocab_size)).all())
+    in_vocab = (prompt_ids.dtype in (torch.int64, torch.int32)
+                and bool(((prompt_ids >= 0) & (prompt_ids < cfg.vocab_size)).all()))
     if not in_vocab:
         raise ConfigError(
             f"generate.prompt_ids ({prompt_ids.dtype}) is invalid: every entry must be {token_ids} (int64 or int32)."

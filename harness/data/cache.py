@@ -28,7 +28,8 @@ def resolve_cache_dir(cache_dir: str | None) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:  # a file in the way, no permission, read-only filesystem
-        origin = "DataConfig.cache_dir" if cache_dir else f"${CACHE_ENV}" if os.environ.get(CACHE_ENV) else "the default cache"
+        origin = ("DataConfig.cache_dir" if cache_dir else f"${CACHE_ENV}" if os.environ.get(CACHE_ENV)
+                  else "the default cache")
         raise DataError(
             f"{origin}={str(path)!r} is not a usable cache directory ({error.strerror}); set DataConfig.cache_dir "
             f"or ${CACHE_ENV} to a writable directory."

@@ -214,7 +214,8 @@ class Corpus:
 
         Built under the cache lock, so of many workers starting cold only one reads and hashes the text.
         """
-        counted = lambda: CorpusStats(hash_documents(self.documents), len(self.documents),
-                                      sum(map(len, self.documents)))
+        def counted() -> CorpusStats:
+            return CorpusStats(hash_documents(self.documents), len(self.documents), sum(map(len, self.documents)))
+
         build_once(self.manifest_path, lambda temp: temp.write_text(json.dumps(asdict(counted()))))
         return CorpusStats(**json.loads(self.manifest_path.read_text()))

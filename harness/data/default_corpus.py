@@ -50,7 +50,8 @@ def _docstrings(path: Path) -> list[str]:
         tree = ast.parse(path.read_bytes())
     except (SyntaxError, ValueError):  # a few stdlib files are templates or Python-2 test fixtures
         return []
-    nodes = (n for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)))
+    nodes = (n for n in ast.walk(tree)
+             if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)))
     texts = (ast.get_docstring(n) for n in nodes)
     return [t for t in texts if t and len(t) >= MIN_DOCSTRING_CHARS]
 

@@ -37,12 +37,14 @@ def hub_offline() -> Iterator[None]:
     saved = (datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE,
              huggingface_hub.constants.HF_HUB_OFFLINE)
     verbosity = datasets_logging.get_verbosity()
-    datasets.config.HF_HUB_OFFLINE = datasets.config.HF_DATASETS_OFFLINE = huggingface_hub.constants.HF_HUB_OFFLINE = True
+    datasets.config.HF_HUB_OFFLINE = datasets.config.HF_DATASETS_OFFLINE = True
+    huggingface_hub.constants.HF_HUB_OFFLINE = True
     datasets_logging.set_verbosity_error()
     try:
         yield
     finally:
-        datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE, huggingface_hub.constants.HF_HUB_OFFLINE = saved
+        (datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE,
+         huggingface_hub.constants.HF_HUB_OFFLINE) = saved
         datasets_logging.set_verbosity(verbosity)
 
 

@@ -46,7 +46,8 @@ def encode_to_file(tokenizer: Tokenizer, documents: list[str], dtype: np.dtype, 
     """Batch-encode `documents` into `path` as one flat array, `<|endoftext|>` after each document."""
     eos = tokenizer.token_to_id(EOS)
     total_chars = sum(map(len, documents))
-    with open(path, "wb") as out, progress(total=total_chars, desc="encoding corpus", unit="char", unit_scale=True) as bar:
+    with (open(path, "wb") as out,
+          progress(total=total_chars, desc="encoding corpus", unit="char", unit_scale=True) as bar):
         for chunk in _chunks(documents):
             ids: list[int] = []
             for encoding in tokenizer.encode_batch_fast(chunk):

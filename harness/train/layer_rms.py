@@ -33,7 +33,8 @@ class LayerGroups:
                 self.outside[name] = param
         self.layers = [layers[i] for i in sorted(layers)]
         self.all = [p for group in self.layers for p in group] + list(self.outside.values())
-        self._sizes = [sum(p.numel() for p in group) for group in self.layers] + [p.numel() for p in self.outside.values()]
+        self._sizes = ([sum(p.numel() for p in group) for group in self.layers]
+                       + [p.numel() for p in self.outside.values()])
         self.sharded = any(hasattr(p, "to_local") for p in self.all)  # FSDP: DTensors, each process a shard
 
     def rms(self, tensors: list[torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:

@@ -149,7 +149,8 @@ class ResultsLogger(Logger):
         elif status in ("success", "finished"):
             self._writer.close("completed", summary=self.summary)
         else:
-            failure = {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()} if error else {}
+            failure = ({"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()} if error
+                       else {})
             self._writer.close("failed", summary={**self.summary, **failure})
 
 

@@ -52,7 +52,8 @@ class ProbeTelemetry(Callback):
         if not self.is_probe_step(trainer.global_step + 1):
             return
         params = [local(p) for p in self._groups.all]
-        self._grad_rms = self._groups.rms([local(p.grad) if p.grad is not None else torch.zeros_like(p) for p in self._groups.all])
+        self._grad_rms = self._groups.rms([local(p.grad) if p.grad is not None else torch.zeros_like(p)
+                                           for p in self._groups.all])
         self._before_step = [p.detach().clone() for p in params]
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
