@@ -26,7 +26,8 @@ def _fail(message: str) -> None:
 
 
 def _number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0 and value == value and value != float("inf")
+    return (not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0 and value == value
+            and value != float("inf"))
 
 
 def _per_rung(name: str, value: Any, rungs: int, check, what: str) -> tuple:
@@ -49,7 +50,8 @@ def _axes(axes: Mapping[str, Any]) -> dict[str, tuple]:
                   f"{', '.join(SIZE_TRAIN_FIELDS)})"
                   + (f"; did you mean {hint!r}?" if hint else "") + " LRs per rung go in lrs=, budgets in tokens=, "
                   "tokens_per_param= or flops=.")
-    columns = {name: tuple(values) if isinstance(values, (list, tuple, range)) else None for name, values in axes.items()}
+    columns = {name: tuple(values) if isinstance(values, (list, tuple, range)) else None
+               for name, values in axes.items()}
     if not columns or any(values is None for values in columns.values()):
         _fail("give the rungs as lists of values, e.g. ladder(d_model=[64, 128, 256], n_layers=[2, 4, 6], "
               "tokens_per_param=20)")
@@ -97,7 +99,8 @@ def _lrs(lrs: Any, rungs: int) -> tuple[tuple[float, ...], ...] | None:
     if lrs is None:
         return None
     per_rung = isinstance(lrs, (list, tuple)) and lrs and all(isinstance(entry, (list, tuple)) for entry in lrs)
-    grids = tuple(tuple(entry) for entry in lrs) if per_rung else (tuple(lrs) if isinstance(lrs, (list, tuple)) else (),) * rungs
+    grids = (tuple(tuple(entry) for entry in lrs) if per_rung
+             else (tuple(lrs) if isinstance(lrs, (list, tuple)) else (),) * rungs)
     if len(grids) != rungs or not all(grid and all(_number(lr) for lr in grid) for grid in grids):
         _fail(f"lrs={lrs!r} must be a list of positive LRs for every rung, or one such list per rung ({rungs} rungs)")
     return tuple(tuple(float(lr) for lr in grid) for grid in grids)
@@ -111,7 +114,8 @@ def ladder(*, tokens: Any = None, tokens_per_param: Any = None, flops: Any = Non
     value for all rungs or one per rung; `lrs` a list, or a list of lists)."""
     columns = _axes(axes)
     rungs = len(next(iter(columns.values())))
-    given = {name: value for name, value in (("tokens", tokens), ("tokens_per_param", tokens_per_param), ("flops", flops))
+    given = {name: value
+             for name, value in (("tokens", tokens), ("tokens_per_param", tokens_per_param), ("flops", flops))
              if value is not None}
     if len(given) != 1:
         _fail(f"give exactly one budget rule of {', '.join(f'{rule}=' for rule in BUDGET_RULES)} (got "

@@ -51,8 +51,9 @@ def _check_budget(budget: Mapping[str, float], configs: RunConfigs) -> None:
     (kind, amount), = budget.items()
     tokens = amount if kind == "tokens" else amount / calc.flops_per_token(configs.model, configs.train.seq_len)
     if tokens < configs.train.tokens_per_step:
-        raise ConfigError(f"its budget of {tokens:,.0f} tokens is less than one step ({configs.train.tokens_per_step:,} "
-                          "tokens); raise the budget rule or lower batch_size/seq_len")
+        raise ConfigError(f"its budget of {tokens:,.0f} tokens is less than one step "
+                          f"({configs.train.tokens_per_step:,} tokens); raise the budget rule or lower "
+                          "batch_size/seq_len")
 
 
 def _ladder_rung(ablation: Ablation, base: RunConfigs, index: int, seeds: int | None) -> Rung:

@@ -93,13 +93,15 @@ class SlurmLauncher:
 
         with tempfile.TemporaryDirectory() as folder:
             script = Path(folder) / "test.sh"
-            script.write_text(_make_sbatch_string(command="true", folder=folder, map_count=self.elements, **self.parameters()))
+            script.write_text(_make_sbatch_string(command="true", folder=folder, map_count=self.elements,
+                                                  **self.parameters()))
             answer = subprocess.run(["sbatch", "--test-only", str(script)], capture_output=True, text=True, timeout=60)
         if answer.returncode != 0:
             said = [line.strip() for line in (answer.stderr + answer.stdout).splitlines()
                     # not sbatch's "Try sbatch --help" after the reason
                     if line.strip() and not line.startswith("Try ")]
-            raise ConfigError(_unreachable(said) or f"sbatch refused the job: {said[-1] if said else 'no reason given'}")
+            raise ConfigError(_unreachable(said)
+                              or f"sbatch refused the job: {said[-1] if said else 'no reason given'}")
 
     def submit(self) -> list[str]:
         """Submit the array; its job ids (`ID_I` per element, or `ID` for one), also recorded for --follow."""
@@ -194,7 +196,8 @@ def queued(job_ids: Sequence[str]) -> bool:
 
 def _unreachable(said: Sequence[str]) -> str | None:
     """The error for a controller SLURM's tools cannot reach (not the request's fault), or None."""
-    cause = next((line for line in said if "contact slurm controller" in line.lower() or "connection refused" in line.lower()), None)
+    cause = next((line for line in said
+                  if "contact slurm controller" in line.lower() or "connection refused" in line.lower()), None)
     if cause is None:
         return None
     return (f"SLURM's controller cannot be reached ({cause}); is slurmctld running, and does SLURM_CONF point at "
