@@ -21,7 +21,8 @@ NUMERIC = ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "BIGINT", "INTEGER", "SMALLINT"
 def check_metric(sweep: SweepSource, metric: str) -> None:
     """AnalysisError unless `metric` is a numeric outcome column of the sweep's runs (a result of training, not
     one of its config switches such as batch_size)."""
-    numeric = [name for name, kind in sweep.column_types().items() if kind.startswith(NUMERIC) and name in RUNS_TRAILING]
+    numeric = [name for name, kind in sweep.column_types().items()
+               if kind.startswith(NUMERIC) and name in RUNS_TRAILING]
     if metric not in numeric:
         hint = closest(metric, numeric)
         raise AnalysisError(

@@ -41,7 +41,8 @@ def config_fields(sweep: Sweep) -> list[str]:
 
 
 def check_across(sweep: Sweep, field: str) -> None:
-    """AnalysisError unless `field` is a config field of the sweep's runs with several values among its finished runs."""
+    """AnalysisError unless `field` is a config field of the sweep's runs with several values among its finished
+    runs."""
     fields = config_fields(sweep)
     if field not in fields:
         # The hint looks first among the fields that vary, the only ones --across can take: 'd_modle' is as close to
@@ -95,7 +96,8 @@ def compare_across(sweep: Sweep, metric: str, axis: str | None = None) -> ScaleC
     runs = losses.drop(columns=[c for c in fields if c in losses.columns]).join(config, on="run_id")
     runs = runs[runs[axis].notna()]
     switches = variant_switches(runs[fields], axis)
-    variant = (runs[switches].astype(str).apply(lambda row: ", ".join(f"{k}={v}" for k, v in row.items()), axis=1) if switches
+    variant = (runs[switches].astype(str).apply(lambda row: ", ".join(f"{k}={v}" for k, v in row.items()), axis=1)
+               if switches
                else "arm=" + runs["arm"].str.split(LADDER_SEPARATOR, n=1).str[0])  # a ladder's arm without its rung
     runs = runs.assign(variant=variant, lr=runs["lr"].fillna(-1.0))  # a tuned LR (none) is one LR of its own
     grid = [sorted(runs[name].unique()) for name in (axis, "variant", "lr", "seed")]

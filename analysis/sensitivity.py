@@ -65,6 +65,7 @@ def lr_sensitivity(sweep: Sweep, metric: str) -> tuple[pd.DataFrame, list[str]]:
             "best_lr": best["lr"] if best is not None else math.nan,
             "best_loss": best["loss"] if best is not None else math.nan,
             "initial_loss": initial, "initial_loss_from": group["initial_from"].iloc[0],
-            "lr_sensitivity": (group["loss"].clip(upper=initial) - best["loss"]).mean() if best is not None else math.nan,
+            "lr_sensitivity": ((group["loss"].clip(upper=initial) - best["loss"]).mean() if best is not None
+                               else math.nan),
         })
     return pd.DataFrame(rows, columns=COLUMNS), sql

@@ -73,7 +73,8 @@ class Analysis:
         answer["n"] = answer["n"].astype("Int64")
         per_arm = self.per_arm()
         if self.headline_arms:  # a ladder: each variant's largest arm, by the variant's name
-            per_arm = per_arm[per_arm["arm"].isin(self.headline_arms)].assign(arm=lambda f: f["arm"].map(self.headline_arms))
+            per_arm = per_arm[per_arm["arm"].isin(self.headline_arms)]
+            per_arm = per_arm.assign(arm=lambda f: f["arm"].map(self.headline_arms))
         arms = pd.DataFrame({"arm": [baseline] + [a for a in per_arm["arm"] if a != baseline]})
         return arms.merge(answer, on="arm", how="left").merge(per_arm, on="arm", how="left")[self.compact_columns]
 

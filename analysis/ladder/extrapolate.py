@@ -63,12 +63,14 @@ def resolve_target(data: LadderData, axis: str, value: float | None) -> Target:
 def crossings(theta_a: np.ndarray, ref_a, theta_b: np.ndarray, ref_b, low: float, high: float) -> np.ndarray:
     """The first x in [low, high] where curve a − curve b changes sign, per row of θ [..., 3]; NaN where none."""
     grid = np.geomspace(low, high, GRID)
-    diff = predict(theta_a[..., None, :], np.asarray(ref_a)[..., None], grid) - predict(theta_b[..., None, :], np.asarray(ref_b)[..., None], grid)
+    diff = (predict(theta_a[..., None, :], np.asarray(ref_a)[..., None], grid)
+            - predict(theta_b[..., None, :], np.asarray(ref_b)[..., None], grid))
     flips = np.sign(diff[..., :-1]) * np.sign(diff[..., 1:]) < 0
     found = flips.any(axis=-1)
     i = np.argmax(flips, axis=-1)
     d0, d1 = np.take_along_axis(diff, i[..., None], -1)[..., 0], np.take_along_axis(diff, i[..., None] + 1, -1)[..., 0]
-    log_x = np.log(grid[i]) + (np.log(grid[np.minimum(i + 1, GRID - 1)]) - np.log(grid[i])) * d0 / np.where(found, d0 - d1, 1.0)
+    log_x = (np.log(grid[i])
+             + (np.log(grid[np.minimum(i + 1, GRID - 1)]) - np.log(grid[i])) * d0 / np.where(found, d0 - d1, 1.0))
     return np.where(found, np.exp(log_x), np.nan)
 
 
@@ -81,7 +83,8 @@ def _crossover(fit: LadderFit, v: int, target: float) -> tuple[float, float, flo
     boot = crossings(fit.boot[:, v], refs[v], fit.boot[:, 0], refs[0], low, target)
     valid = ~np.isnan(fit.boot[:, v, 0]) & ~np.isnan(fit.boot[:, 0, 0])
     share = float(np.mean(~np.isnan(boot[valid]))) if valid.any() else np.nan
-    lo, hi = expanded_interval(boot[valid & ~np.isnan(boot)][:, None], min(fit.df[v], fit.df[0])) if share > 0 else ([np.nan], [np.nan])
+    lo, hi = (expanded_interval(boot[valid & ~np.isnan(boot)][:, None], min(fit.df[v], fit.df[0])) if share > 0
+              else ([np.nan], [np.nan]))
     return float(point), float(lo[0]), float(hi[0]), share
 
 
@@ -127,8 +130,8 @@ def _row(fit: LadderFit, v: int, target: Target, at: tuple[np.ndarray, np.ndarra
         row |= {"gap": point[v] - point[0], "gap_low": g_low, "gap_high": g_high, "crossover": crossover,
                 "cross_low": c_low, "cross_high": c_high, "crosses": crosses}
         if np.isnan(crossover):
-            notes.append(f"no crossover with the baseline from the first rung to the target ({crosses:.0%} of bootstrap "
-                         "fits cross)")
+            notes.append(f"no crossover with the baseline from the first rung to the target ({crosses:.0%} of "
+                         "bootstrap fits cross)")
     row["note"] = "; ".join(notes)
     return row
 

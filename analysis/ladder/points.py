@@ -102,7 +102,8 @@ def baseline_variant(sweep: Sweep, variants, baseline: str | None) -> str:
         return by_label.get(baseline, baseline)
     if baseline is None or baseline in sweep.arms:
         return resolve_baseline(sweep, baseline).split(SEPARATOR, 1)[0]
-    raise AnalysisError(f"baseline {baseline!r} is not an arm of ladder {sweep.info.name!r}" + suggestion(baseline, variants, "arms"))
+    raise AnalysisError(f"baseline {baseline!r} is not an arm of ladder {sweep.info.name!r}"
+                        + suggestion(baseline, variants, "arms"))
 
 
 def ladder_data(sweep: Sweep, metric: str, baseline: str | None = None) -> LadderData:
