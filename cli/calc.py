@@ -106,7 +106,8 @@ def _count_option(name: str, text: str) -> int:
 
 def _table(report: dict) -> str:
     per_layer = report["per_layer_params"]
-    layers = f"{per_layer[0]:,} (each of {len(per_layer)})" if len(set(per_layer)) == 1 else ", ".join(f"{p:,}" for p in per_layer)
+    layers = (f"{per_layer[0]:,} (each of {len(per_layer)})" if len(set(per_layer)) == 1
+              else ", ".join(f"{p:,}" for p in per_layer))
     rows = [
         ("params", f"{report['params']:,}"),
         ("non-embedding params", f"{report['non_embedding_params']:,}"),

@@ -29,7 +29,8 @@ def add_ladder_options(parser: argparse.ArgumentParser) -> None:
 
 def check_ladder_options(args: argparse.Namespace) -> None:
     """ConfigError for a target without --ladder, --ladder with another mode, or a target that is not positive."""
-    given = [f"--{name.replace('_', '-')}" for name in ("target_flops", "target_params") if getattr(args, name) is not None]
+    given = [f"--{name.replace('_', '-')}" for name in ("target_flops", "target_params")
+             if getattr(args, name) is not None]
     if given and not args.ladder:
         raise ConfigError(f"{given[0]} needs --ladder (it is where the ladder's fits are extrapolated to).")
     if args.ladder and (args.across is not None or args.sequential):

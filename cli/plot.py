@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.figure not in FIGURES:
         hint = closest(args.figure, FIGURES)
-        raise ConfigError(f"unknown figure {args.figure!r}; " + (f"did you mean {hint!r}?" if hint else f"figures: {', '.join(FIGURES)}."))
+        raise ConfigError(f"unknown figure {args.figure!r}; "
+                          + (f"did you mean {hint!r}?" if hint else f"figures: {', '.join(FIGURES)}."))
     out = Path(args.out)
     if out.suffix.lower() not in SUFFIXES:
         raise ConfigError(f"--out {args.out!r} must end in {', '.join(SUFFIXES)} (the format follows the suffix).")

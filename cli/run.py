@@ -109,8 +109,8 @@ def add_keep_checkpoints(parser) -> None:
 
     parser.add_argument("--keep-checkpoints", choices=KEEP_CHECKPOINTS, default="last",
                         help="last: a run keeps its newest checkpoint only (the result's, for `harness sample`; "
-                        "default); all: every periodic one too; none: removed once the run has a result (never while it "
-                        "can resume)")
+                        "default); all: every periodic one too; none: removed once the run has a result (never while "
+                        "it can resume)")
 
 
 def warn_planned_sweep(results_dir: Path, sweep: str | None) -> None:

@@ -67,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
     check_options(args)
     model, tokenizer = load_trained(db.resolve_results_dir(args.results), args.run_id)
     if not all(torch.isfinite(p).all() for p in model.parameters()):
-        raise ConfigError(f"run {args.run_id!r} has non-finite weights in its last checkpoint (it diverged): nothing to "
-                          "sample.")
+        raise ConfigError(f"run {args.run_id!r} has non-finite weights in its last checkpoint (it diverged): nothing "
+                          "to sample.")
     prompt_ids = tokenizer.encode(args.prompt).ids
     if not prompt_ids:
         raise ConfigError("--prompt is empty: give some text to continue.")

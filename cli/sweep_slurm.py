@@ -19,8 +19,8 @@ def add_slurm_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--follow", action="store_true",
                         help="attach to a sweep submitted to SLURM: the live display until it ends, then its closing "
                         "(compaction, the report's last page) if the array has not done it")
-    group = parser.add_argument_group("SLURM backend (--backend slurm): array elements, each one allocation on one node "
-                                      "holding some of the --workers")
+    group = parser.add_argument_group("SLURM backend (--backend slurm): array elements, each one allocation on one "
+                                      "node holding some of the --workers")
     group.add_argument("--partition", metavar="P", help="partition (default: the cluster's default)")
     group.add_argument("--gpus-per-element", type=int, metavar="G",
                        help="GPUs each array element holds (default 0: CPU)")
