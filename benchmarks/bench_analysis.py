@@ -1,6 +1,7 @@
 """Analysis benchmark: `harness report` and `harness compare` on a 200-run synthetic sweep with full histories.
 
-    python benchmarks/bench_analysis.py [--arms 5 --lrs 4 --seeds 10 --steps 1000 --repeats 3 --dir /tmp/bench_analysis [--reuse]]
+    python benchmarks/bench_analysis.py [--arms 5 --lrs 4 --seeds 10 --steps 1000 --repeats 3]
+                                        [--dir /tmp/bench_analysis [--reuse]]
                                         [--floor N]
 
 Writes arms × lrs × seeds runs through the real `db.RunWriter` (tests/analysis/synthetic.py: every step logs

@@ -1,6 +1,7 @@
 """Ladder benchmark: what `harness compare --ladder`, `harness plot ladder` and a ladder's report cost.
 
-    python benchmarks/bench_ladder.py [--arms 4 --rungs 5 --seeds 3 --lrs 2 --repeats 3 --dir /tmp/bench_ladder [--reuse]]
+    python benchmarks/bench_ladder.py [--arms 4 --rungs 5 --seeds 3 --lrs 2 --repeats 3]
+                                      [--dir /tmp/bench_ladder [--reuse]]
 
 Writes a ladder through the real `db.RunWriter` (tests/analysis/ladder_synthetic.py: arms × rungs × LRs × seeds
 runs from planted curves), then times each command end to end in fresh processes (start-up, imports, the store,

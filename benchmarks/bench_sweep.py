@@ -60,7 +60,8 @@ def cell_times(results: Path) -> list[dict]:
     import db
 
     con = db.connect(results)
-    rows = con.execute("SELECT run_id, summary, finished_at FROM runs WHERE status IN ('completed', 'diverged')").fetchall()
+    rows = con.execute("SELECT run_id, summary, finished_at FROM runs "
+                       "WHERE status IN ('completed', 'diverged')").fetchall()
     cells = []
     for run_id, summary, finished in rows:
         claim = json.loads((results / "claims" / run_id / "0").read_text())
@@ -74,7 +75,8 @@ def fence_costs(results: Path) -> list[tuple[int, float]]:
     import re
 
     logs = "".join(p.read_text() for p in (results / "sweeps" / "bench" / "logs").glob("w*.log"))
-    return [(int(n), float(ms)) for n, ms in re.findall(r": (?:completed|diverged) \((\d+) fence checks, ([\d.]+) ms\)", logs)]
+    fences = re.findall(r": (?:completed|diverged) \((\d+) fence checks, ([\d.]+) ms\)", logs)
+    return [(int(n), float(ms)) for n, ms in fences]
 
 
 def run_sweep(ablation: Path, results: Path, workers: int, report: bool) -> float:

@@ -68,7 +68,8 @@ def bare_loop_seconds(model_cfg, train_cfg, data, steps: int, warmup: int) -> tu
 
 
 def harness_seconds(model_cfg, train_cfg, data_cfg, data, steps: int, warmup: int) -> tuple[float, float, dict]:
-    """(wall, CPU) seconds per step of `train_run` with all telemetry (between step `warmup` and the last), and its summary."""
+    """(wall, CPU) seconds per step of `train_run` with all telemetry (between step `warmup` and the last), and its
+    summary."""
     from lightning.pytorch.loggers import Logger
 
     from harness.train.run import RunSpec, train_run
@@ -104,7 +105,8 @@ def overhead(args: argparse.Namespace) -> None:
     data_cfg = DataConfig()
     data = prepare(data_cfg, model_cfg.vocab_size)
     print(f"preset {args.preset}, steps {args.steps} (steady state after {args.warmup}), probe_every "
-          f"{train_cfg.probe_every}, val_every {train_cfg.val_every}, batch {train_cfg.batch_size}×{train_cfg.seq_len}; "
+          f"{train_cfg.probe_every}, val_every {train_cfg.val_every}, "
+          f"batch {train_cfg.batch_size}×{train_cfg.seq_len}; "
           f"load {os.getloadavg()[0]:.2f}")
     ratios, cpu_ratios, probe_shares = [], [], []
     for pair in range(args.pairs):
@@ -151,7 +153,8 @@ def startup(args: argparse.Namespace) -> None:
             subprocess.run([*command, "--results", results, "--run-id", f"r{repeat}"], check=True, capture_output=True)
             import db
 
-            (summary,) = db.connect(results).execute("SELECT summary FROM runs WHERE run_id = ?", [f"r{repeat}"]).fetchone()
+            (summary,) = db.connect(results).execute("SELECT summary FROM runs WHERE run_id = ?",
+                                                     [f"r{repeat}"]).fetchone()
             first_step = json.loads(summary)["first_step_at"]
             print(f"repeat {repeat}: command start → first step {first_step - launched:.2f} s  (load "
                   f"{os.getloadavg()[0]:.2f})")
