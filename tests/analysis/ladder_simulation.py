@@ -79,7 +79,8 @@ def coverage(replays: int, rungs: int, seeds: int, noise: float, replicates: int
              first_seed: int = 0) -> dict[str, float]:
     """Share of `replays` seeded replays whose interval covers the truth, per quantity."""
     found = [replay(first_seed + i, rungs, seeds, noise, replicates) for i in range(replays)]
-    return {name: float(np.mean([hits[name] for hits in found if name in hits])) for name in dict.fromkeys(k for h in found for k in h)}
+    names = dict.fromkeys(k for h in found for k in h)
+    return {name: float(np.mean([hits[name] for hits in found if name in hits])) for name in names}
 
 
 def main() -> None:
@@ -92,7 +93,8 @@ def main() -> None:
           f"{args.replicates} bootstrap replicates")
     for rungs, seeds, noise in SHAPES if args.shape is None else [SHAPES[args.shape]]:
         rates = coverage(args.replays, rungs, seeds, noise, args.replicates)
-        print(f"{rungs} rungs × {seeds} seeds, noise {noise}: " + ", ".join(f"{name} {rate:.1%}" for name, rate in rates.items()), flush=True)
+        print(f"{rungs} rungs × {seeds} seeds, noise {noise}: "
+              + ", ".join(f"{name} {rate:.1%}" for name, rate in rates.items()), flush=True)
 
 
 if __name__ == "__main__":

@@ -98,7 +98,8 @@ def write_planted(
     for index, (arm, (effect, noise, seeds)) in enumerate(arms.items()):
         for lr in lrs:
             for seed in range(seeds):
-                final = BASE_LOSS + effect + (lr_penalty(lr) if lr_penalty else 0.0) + offsets[seed] + rng.normal(0, noise)
+                final = (BASE_LOSS + effect + (lr_penalty(lr) if lr_penalty else 0.0) + offsets[seed]
+                         + rng.normal(0, noise))
                 key = (arm, lr, seed)
                 run_id = f"{sweep}-{index}-{lr}-{seed}"  # by the arm's index: arm names may hold any character
                 write_run(results, run_id, sweep=sweep, arm=arm, seed=seed, lr=lr, final=final,

@@ -54,7 +54,8 @@ def test_diverged_runs_are_counted_and_left_out_of_means(planted_store, table):
 
 def test_n_is_the_pairs_behind_the_test(table):
     assert table.at["single", "n"] == 1 and table.at["single", "n_pairs"] == 1 and table.at["null", "n"] == 6
-    assert table.at["single", "seeds"] == 1 and table.at["baseline", "seeds"] == 6 and pd.isna(table.at["baseline", "n"])
+    assert (table.at["single", "seeds"] == 1 and table.at["baseline", "seeds"] == 6
+            and pd.isna(table.at["baseline", "n"]))
 
 
 def test_means_and_holm_match_the_planted_values(planted_store, table):

@@ -11,7 +11,8 @@ NOISE = 0.003
 
 
 def _write(results, sweep, finals, seeds=4, lrs=(1e-3,), diverged=()):
-    """finals: (qk_norm, d_model) → planted final loss; per-run noise NOISE; `diverged`: (qk_norm, d_model, lr, seed)."""
+    """finals: (qk_norm, d_model) → planted final loss; per-run noise NOISE; `diverged`: (qk_norm, d_model, lr,
+    seed)."""
     rng = np.random.default_rng(1)
     for (qk_norm, width), final in finals.items():
         for lr in lrs:
@@ -29,7 +30,8 @@ def test_a_resolved_reversal_is_flagged_on_both_rows(tmp_path):
     table = scale.table
     # d_ff follows d_model
     assert scale.axis == "d_model" and set(table["variant"]) == {"qk_norm=none", "qk_norm=rmsnorm"}
-    assert table[table["d_model"] == 128].set_index("variant")["rank"].to_dict() == {"qk_norm=rmsnorm": 1, "qk_norm=none": 2}
+    assert (table[table["d_model"] == 128].set_index("variant")["rank"].to_dict()
+            == {"qk_norm=rmsnorm": 1, "qk_norm=none": 2})
     assert len(scale.reversals) == 1
     assert scale.reversals[0].startswith("qk_norm=rmsnorm beats qk_norm=none at d_model=128 but loses to it at "
                                          "d_model=256 (Holm")
@@ -58,7 +60,8 @@ def test_an_order_that_holds_has_no_flag(tmp_path):
 
 def test_two_seeds_with_equal_differences_resolve_nothing(tmp_path):
     # the old rule flagged this: a sign change of the means, from two seeds whose differences are exactly equal
-    for (qk_norm, width), final in {("none", 128): 3.0, ("rmsnorm", 128): 2.9, ("none", 256): 2.6, ("rmsnorm", 256): 2.7}.items():
+    for (qk_norm, width), final in {("none", 128): 3.0, ("rmsnorm", 128): 2.9, ("none", 256): 2.6,
+                                    ("rmsnorm", 256): 2.7}.items():
         for seed in range(2):
             synthetic.write_run(tmp_path, f"{qk_norm}-{width}-{seed}", sweep="two", arm=f"{qk_norm}-{width}", seed=seed,
                                 lr=1e-3, final=final + 0.01 * seed, steps=12,
@@ -79,7 +82,8 @@ def test_across_names_the_closest_field_and_refuses_one_value(tmp_path):
     _write(tmp_path, "grow", {("none", 128): 3.0, ("rmsnorm", 128): 2.9}, seeds=2)
     sweep = load_sweep(tmp_path, "grow")
     with pytest.raises(AnalysisError,
-                       match=r"--across 'd_modl' is not a config field of sweep 'grow''s runs; did you mean 'd_model'\?"):
+                       match=r"--across 'd_modl' is not a config field of sweep 'grow''s runs; "
+                       r"did you mean 'd_model'\?"):
         check_across(sweep, "d_modl")
     with pytest.raises(AnalysisError,
                        match=r"--across 'd_model' takes one value \(128\) among sweep 'grow''s finished runs"):

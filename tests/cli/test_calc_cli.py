@@ -28,7 +28,8 @@ def calc_json(capsys, *argv: str) -> dict:
 
 def test_json_has_the_documented_keys_and_the_seeds_figures(capsys):
     report = calc_json(capsys, "--preset", "stack-100m")
-    assert {"params", "non_embedding_params", "per_layer_params", "flops_per_token", "kv_cache_bytes_per_token"} <= set(report)
+    assert ({"params", "non_embedding_params", "per_layer_params", "flops_per_token", "kv_cache_bytes_per_token"}
+            <= set(report))
     assert report["params"] == 99_372_288
     assert report["per_layer_params"] == [2_753_152] * 30
     assert report["kv_cache_bytes_per_token"] == 2 * 30 * 2 * 64 * 2

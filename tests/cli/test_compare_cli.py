@@ -57,9 +57,11 @@ def test_csv_and_json_carry_the_same_rows(results, capsys):
     out = capsys.readouterr().out
     assert out.splitlines()[0] == COLUMNS and len(out.splitlines()) == 4
     base, rmsnorm, _ = csv.DictReader(io.StringIO(out))
-    assert (base["arm"], base["lr"], base["seeds"], base["diverged"], base["verdict"]) == ("base", "", "4", "0", "baseline")
+    assert ((base["arm"], base["lr"], base["seeds"], base["diverged"], base["verdict"])
+            == ("base", "", "4", "0", "baseline"))
     assert all(base[c] == "" for c in COLUMNS.split(",")[7:] if c != "verdict")  # nothing paired: empty, like no lr
-    assert (rmsnorm["n_pairs"], rmsnorm["arm_diverged"], rmsnorm["n"], rmsnorm["survivors_only"]) == ("4", "0", "4", "False")
+    assert ((rmsnorm["n_pairs"], rmsnorm["arm_diverged"], rmsnorm["n"], rmsnorm["survivors_only"])
+            == ("4", "0", "4", "False"))
     main(["compare", "qk", "--results", str(results), "--baseline", "base", "--format", "json", "--min-effect", "0.2"])
     rows = json.loads(capsys.readouterr().out)
     assert [row["arm"] for row in rows] == ["base", "rmsnorm", "same"]
@@ -114,7 +116,8 @@ def test_the_store_is_read_in_a_child_and_scipy_imported_only_here(results):
     child = ("from cli.compare import read_cells; import sys; "
              f"read_cells({str(results)!r}, 'qk', 'final_val_loss', 'base'); "
              "print(sorted(m for m in ('duckdb', 'scipy', 'pandas') if m in sys.modules), file=sys.stderr)")
-    loaded = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stderr.strip().splitlines()[-1]
+    loaded = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True).stderr.strip().splitlines()[-1]
               for code in (here, child)]
     assert loaded == ["['scipy.stats']", "['duckdb']"]
 
@@ -158,7 +161,8 @@ def test_across_a_field_whose_order_holds_says_no_resolved_reversal(widths, caps
 
 @pytest.mark.parametrize("args, message", [
     (["--across", "d_modle"],
-     "harness compare: error: --across 'd_modle' is not a config field of sweep 'grow''s runs; did you mean 'd_model'?"),
+     "harness compare: error: --across 'd_modle' is not a config field of sweep 'grow''s runs; "
+     "did you mean 'd_model'?"),
     (["--across", "n_layers"],
      "harness compare: error: --across 'n_layers' takes one value (2) among sweep 'grow''s finished runs: "
                                "nothing to compare across; it needs two or more."),
@@ -185,7 +189,8 @@ def ladder(tmp_path_factory):
 
 
 def test_ladder_json_gives_the_target_each_arms_extrapolation_and_each_rungs_consistency(ladder, capsys):
-    assert main(["compare", "lad", "--results", str(ladder), "--ladder", "--target-flops", "1e17", "--format", "json"]) == 0
+    assert main(["compare", "lad", "--results", str(ladder), "--ladder", "--target-flops", "1e17", "--format",
+                 "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["target"] == {"axis": "compute", "value": 1e17, "given": True}
     base, steeper = out["arms"]
@@ -197,11 +202,13 @@ def test_ladder_json_gives_the_target_each_arms_extrapolation_and_each_rungs_con
 
 
 def test_ladder_table_and_csv(ladder, capsys):
-    assert main(["compare", "lad", "--results", str(ladder), "--ladder", "--target-params", "1e8", "--baseline", "steeper"]) == 0
+    assert main(["compare", "lad", "--results", str(ladder), "--ladder", "--target-params", "1e8", "--baseline",
+                 "steeper"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == ("Ladder: 2 arms at 4 rungs (d_model=64,n_layers=2 … d_model=512,n_layers=5); baseline steeper; "
                         "fits of params extrapolated to 1e+08 parameters.")
-    assert lines[1].split()[:7] == ["arm", "rungs", "seeds", "diverged", "best_lrs", "E", "alpha"] and lines[3].startswith("steeper ")
+    assert (lines[1].split()[:7] == ["arm", "rungs", "seeds", "diverged", "best_lrs", "E", "alpha"]
+            and lines[3].startswith("steeper "))
     assert lines[6].startswith("Decision consistency: of the 1 pair of arms whose order the largest rung resolves")
     main(["compare", "lad", "--results", str(ladder), "--ladder", "--format", "csv"])
     arms, consistency = capsys.readouterr().out.strip().split("\n\n")
@@ -226,8 +233,8 @@ def test_ladder_bad_input_is_one_line_and_exit_2(ladder, capsys, args, message):
 
 def test_ladder_on_a_sweep_that_is_no_ladder_is_one_line(results, capsys):
     assert main(["compare", "qk", "--results", str(results), "--ladder"]) == 2
-    assert capsys.readouterr().err.strip() == ("harness compare: error: sweep 'qk' is not a ladder: no arm has finished "
-                                               "runs at two sizes (d_model and n_layers); declare one with "
+    assert capsys.readouterr().err.strip() == ("harness compare: error: sweep 'qk' is not a ladder: no arm has "
+                                               "finished runs at two sizes (d_model and n_layers); declare one with "
                                                "Ablation(ladder=ladder(...)) (docs/sweeps.md).")
 
 

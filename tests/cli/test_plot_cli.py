@@ -58,7 +58,8 @@ def test_the_ladder_figure_of_a_ladder_and_its_target(tmp_path, capsys):
     ladder_synthetic.write_ladder(tmp_path / "results", "lad", ladder_simulation.CURVES,
                                   ladder_synthetic.chinchilla_rungs(3), seeds=2)
     out = tmp_path / "ladder.svg"
-    assert main(["plot", "ladder", "lad", "--results", str(tmp_path / "results"), "--out", str(out), "--target-flops", "1e16"]) == 0
+    assert main(["plot", "ladder", "lad", "--results", str(tmp_path / "results"), "--out", str(out), "--target-flops",
+                 "1e16"]) == 0
     assert out.read_bytes().startswith(b"<?xml") and capsys.readouterr().out.strip() == str(out)
 
 

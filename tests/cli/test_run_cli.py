@@ -99,7 +99,8 @@ def test_run_then_rerun_resume_and_sample(tiny_args, tmp_path, capsys):
     assert first == second  # same seed, same continuation
 
 
-def test_a_vocab_larger_than_the_corpus_supports_is_warned_and_the_real_size_stored(tiny_args, tmp_path, train_data_cfg, capsys):
+def test_a_vocab_larger_than_the_corpus_supports_is_warned_and_the_real_size_stored(tiny_args, tmp_path,
+                                                                                    train_data_cfg, capsys):
     import db
     from cli.run_config import warn_small_tokenizer
     from harness.data import prepare
@@ -107,7 +108,8 @@ def test_a_vocab_larger_than_the_corpus_supports_is_warned_and_the_real_size_sto
     assert main([arg if arg != "vocab_size=512" else "vocab_size=4096" for arg in tiny_args]) == 0
     real = prepare(train_data_cfg, 4096).tokenizer_vocab_size  # the cache's tokenizer, which the run used
     assert real < 4096
-    assert f"warning: the tokenizer has only {real:,} tokens, fewer than ModelConfig.vocab_size=4,096" in capsys.readouterr().err
+    assert (f"warning: the tokenizer has only {real:,} tokens, fewer than ModelConfig.vocab_size=4,096"
+            in capsys.readouterr().err)
     stored = db.connect(tmp_path / "results").sql("select summary->>'tokenizer_vocab_size' from runs").fetchall()
     assert stored == [(str(real),)]
     warn_small_tokenizer(512, 512)

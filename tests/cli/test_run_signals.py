@@ -25,7 +25,8 @@ def _start(tmp_path, train_data_cfg):
     process = subprocess.Popen([sys.executable, "-m", "cli.main", *args], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not list((tmp_path / "results").glob("runs/*/manifest/*.parquet")):  # the trainer is set up
-        assert process.poll() is None and time.monotonic() < deadline, process.stderr.read() if process.poll() is not None else "no start"
+        assert (process.poll() is None
+                and time.monotonic() < deadline), process.stderr.read() if process.poll() is not None else "no start"
         time.sleep(0.05)
     time.sleep(0.5)  # a few steps in
     return process, args

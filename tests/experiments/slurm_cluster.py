@@ -20,7 +20,8 @@ def _install() -> None:
     if all(shutil.which(tool) for tool in ("slurmctld", "slurmd", "munged", "sbatch")):
         return
     if os.geteuid() != 0:
-        raise RuntimeError("SLURM is not installed and the tests are not root: apt-get install -y " + " ".join(PACKAGES))
+        raise RuntimeError("SLURM is not installed and the tests are not root: apt-get install -y "
+                           + " ".join(PACKAGES))
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, capture_output=True)
     subprocess.run(["apt-get", "install", "-y", "-qq", *PACKAGES], check=True, env=env, capture_output=True)

@@ -43,7 +43,8 @@ def test_match_params_resizes_each_arm_and_records_the_residual():
 
 
 def test_flop_budget_gives_each_arm_its_own_steps():
-    plan = expand(make(grid=grid(zip_(n_layers=[1, 4], d_model=[64, 64])), budget={"flops": 5e12}, train={"seq_len": 64}))
+    plan = expand(make(grid=grid(zip_(n_layers=[1, 4], d_model=[64, 64])), budget={"flops": 5e12},
+                       train={"seq_len": 64}))
     small, big = plan.cells
     assert small.train.steps > big.train.steps
     for cell in plan.cells:

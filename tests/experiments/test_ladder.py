@@ -52,7 +52,8 @@ def test_flops_per_rung_give_each_arm_its_own_steps_never_over_budget():
 
 
 def test_seeds_and_lrs_per_rung():
-    plan = expand(make(ladder=ladder(d_model=[64, 128], n_layers=[2, 3], tokens=2048, seeds=[3, 1], lrs=[[1e-3, 3e-3], [1e-3]])))
+    plan = expand(make(ladder=ladder(d_model=[64, 128], n_layers=[2, 3], tokens=2048, seeds=[3, 1],
+                                     lrs=[[1e-3, 3e-3], [1e-3]])))
     small = [c for c in plan.cells if plan.arm_rungs[c.arm] == 0]
     big = [c for c in plan.cells if plan.arm_rungs[c.arm] == 1]
     assert len(small) == 2 * 2 * 3 and len(big) == 2 * 1 * 1
@@ -167,7 +168,8 @@ def test_the_dry_run_shows_each_rungs_size_tokens_and_flops_and_the_ladders_comp
         flops.append(sum(spent))
         assert row[:4] == [str(rung.index), *map(str, rung.values.values()), f"{calc.params(rung.configs.model):,}"]
         tokens = {c.train.steps * c.train.tokens_per_step for c in cells}
-        assert row[4:] == [f"{tokens.pop():.3g}", f"{spent[0]:.3g}", str(len(cells)), f"{sum(spent):.3g}"] and not tokens
+        assert (row[4:] == [f"{tokens.pop():.3g}", f"{spent[0]:.3g}", str(len(cells)), f"{sum(spent):.3g}"]
+                and not tokens)
     assert (f"ladder: 2 rungs, {sum(flops):.3g} training FLOPs in all ({flops[-1] / sum(flops):.0%} of it in the "
             "largest rung).") in out
     assert not (tmp_path / "results").exists()

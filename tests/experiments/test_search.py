@@ -58,7 +58,8 @@ def step_one_loss(path, results_dir, params):
     return loss
 
 
-def test_two_workers_share_a_study_without_duplicates_and_a_diverged_trial_is_valued_at_its_initial_loss(tmp_path, search_file):
+def test_two_workers_share_a_study_without_duplicates_and_a_diverged_trial_is_valued_at_its_initial_loss(
+        tmp_path, search_file):
     # log_every=5: the first logged loss is the diverged step's, not the loss at initialization.
     path, results = search_file(trials=4, log_every=5), tmp_path / "results"
     results.mkdir()
@@ -82,7 +83,8 @@ def test_two_workers_share_a_study_without_duplicates_and_a_diverged_trial_is_va
     value = next(t.value for t in trials if t.params["lr"] == 50.0)
     assert value == pytest.approx(oracle, rel=1e-5) and first_logged != pytest.approx(oracle, rel=1e-3)
     best = min((t for t in trials if t.params["lr"] != 50.0), key=lambda t: t.value)
-    assert con.execute("SELECT trial, final_val_loss FROM best_trials").fetchone() == (best.number, pytest.approx(best.value))
+    assert (con.execute("SELECT trial, final_val_loss FROM best_trials").fetchone()
+            == (best.number, pytest.approx(best.value)))
 
 
 def test_a_sigkilled_trial_is_failed_by_its_heartbeat_and_retried_from_its_checkpoint(tmp_path, search_file):
@@ -108,7 +110,8 @@ def test_a_sigkilled_trial_is_failed_by_its_heartbeat_and_retried_from_its_check
     states = [t.state.name for t in study.trials]
     assert states.count("FAIL") == 1 and states.count("COMPLETE") == 2
     failed = next(t for t in study.trials if t.state.name == "FAIL")
-    retry = next(t for t in study.trials if t.state.name == "COMPLETE" and t.system_attrs.get("failed_trial") == failed.number)
+    retry = next(t for t in study.trials
+                 if t.state.name == "COMPLETE" and t.system_attrs.get("failed_trial") == failed.number)
     assert retry.params == failed.params
     state = db.run_state(results, run_id)
     assert len(state.segments) == 2 and state.result == "completed"  # the retry resumed the killed trial's run

@@ -53,7 +53,8 @@ def test_a_sweep_on_slurm_trains_every_cell_exactly_once(slurm, tmp_path, ablati
         assert finished_segments(results, run_id) == ["completed"], run_id
         assert len(db.run_state(results, run_id).segments) == 1
     con = db.connect(results)
-    assert sorted(r for (r,) in con.execute("SELECT run_id FROM sweep_cells WHERE sweep = 't'").fetchall()) == sorted(ids)
+    assert (sorted(r for (r,) in con.execute("SELECT run_id FROM sweep_cells WHERE sweep = 't'").fetchall())
+            == sorted(ids))
     from experiments.workers.claims import current_claim
 
     workers = {current_claim(results, r).worker for r in ids}

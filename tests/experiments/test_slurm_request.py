@@ -16,14 +16,16 @@ from harness.train.placement import Placement
 
 
 def script(launcher) -> list[str]:
-    return _make_sbatch_string(command="RUN", folder="/f", map_count=launcher.elements, **launcher.parameters()).splitlines()
+    return _make_sbatch_string(command="RUN", folder="/f", map_count=launcher.elements,
+                               **launcher.parameters()).splitlines()
 
 
 def test_the_script_holds_the_request_the_setup_lines_and_the_passed_options(tmp_path):
     resources = SlurmResources(gpus_per_element=4, gpu_type="a100", cpus_per_worker=6, mem="200G", time="2:00:00",
                                python="/shared/env/bin/python",
                                setup=("module load cuda/12.4", "source /shared/env/bin/activate"),
-                               sbatch=tuple(parse_sbatch(["constraint=a100&ib", "--exclude=node[07-09]", "exclusive"]).items()))
+                               sbatch=tuple(parse_sbatch(["constraint=a100&ib", "--exclude=node[07-09]",
+                                                          "exclusive"]).items()))
     launcher = SlurmLauncher(tmp_path, "s", layout=Layout(workers=4, placement=Placement(2)), resources=resources)
     lines = script(launcher)
     for line in ("#SBATCH --gpus-per-node=a100:4", "#SBATCH --ntasks-per-node=2", "#SBATCH --cpus-per-task=12",

@@ -22,8 +22,8 @@ import pytest
     (["--sbatch", "constraint=a100"], "--sbatch needs --backend slurm."),
     (["--python", "python3"], "--python needs --backend slurm."),
     (["--backend", "slurm", "--workers", "3", "--workers-per-device", "2"],
-     "--workers 3 is not a multiple of the 2 workers an array element holds (--workers-per-device 2 on its CPUs): use 2 "
-     "or 4."),
+     "--workers 3 is not a multiple of the 2 workers an array element holds (--workers-per-device 2 on its CPUs): use "
+     "2 or 4."),
     (["--backend", "slurm", "--gpus-per-element", "3", "--devices-per-cell", "2"],
      "--gpus-per-element 3 is not a multiple of --devices-per-cell 2"),
     (["--backend", "slurm", "--gpu-type", "h100"], "--gpu-type 'h100' is invalid"),

@@ -54,6 +54,8 @@ def test_a_cell_that_raises_is_retried_then_stored_failed_with_its_traceback(tmp
     assert sweep.returncode == 1, err
     assert err.count("failed: cell") == 2
     con = db.connect(results)
-    for run_id, status, summary, segments in con.execute("SELECT run_id, status, summary, n_segments FROM runs").fetchall():
+    runs = con.execute("SELECT run_id, status, summary, n_segments FROM runs").fetchall()
+    for run_id, status, summary, segments in runs:
         assert status == "failed" and segments == 2 and db.run_state(results, run_id).failures == 2
-        assert "no CUDA device is visible" in json.loads(summary)["error"] and "Traceback" in json.loads(summary)["traceback"]
+        assert ("no CUDA device is visible" in json.loads(summary)["error"]
+                and "Traceback" in json.loads(summary)["traceback"])

@@ -78,6 +78,6 @@ def test_a_ladders_report_draws_the_figure_from_every_run(store, tmp_path):
     page = write_report(store, "flip1", tmp_path / "report.html").read_text()
     section = page[page.index('<h2 id="ladder">'):page.index("<h2>Figures</h2>")]
     assert '<div class="plot" id="plot-decisions"></div>' in section
-    found = json.loads(unescape(re.search(r'<script id="decisions-data" type="application/json">(.*?)</script>', section,
-                                          re.S).group(1)))
+    found = json.loads(unescape(re.search(r'<script id="decisions-data" type="application/json">(.*?)</script>',
+                                          section, re.S).group(1)))
     assert found["data"][0]["y"] == [0.0, 1.0]  # flip1 alone: wrong at the first rung, right at the second

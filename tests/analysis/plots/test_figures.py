@@ -47,7 +47,8 @@ def test_a_sweep_without_probes_says_so_instead_of_a_blank_panel(tmp_path):
     import db
 
     for seed in range(2):
-        with db.RunWriter.open(tmp_path, f"bare-{seed}", sweep="bare", arm="a", seed=seed, config={"lr": 1e-3}) as writer:
+        with db.RunWriter.open(tmp_path, f"bare-{seed}", sweep="bare", arm="a", seed=seed,
+                               config={"lr": 1e-3}) as writer:
             writer.log_metrics(9, {"val_loss": 3.0 + seed, "train_loss": 3.1})
     context = make_context(load_sweep(tmp_path, "bare"), "final_val_loss")
     for name in ("attention", "logits", "spikes", "compute"):
