@@ -133,7 +133,8 @@ class RunWriter:
         self._metrics = ScalarBuffer(run_id, segment)
         self._layers = LayerBuffer(run_id, segment)
         self._events = EventBuffer(run_id, segment)
-        self._buffers = {"metrics": self._metrics, "layer_metrics": self._layers, "events": self._events}
+        self._buffers: dict[str, ScalarBuffer | LayerBuffer | EventBuffer] = {
+            "metrics": self._metrics, "layer_metrics": self._layers, "events": self._events}
         self._pending = 0
         self._next_seq = 0
         self._last_flush = time.monotonic()
