@@ -55,7 +55,7 @@ def _current_umask() -> int:
     return mask
 
 
-def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
+def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
     """Call `write(temp_path)` and move the result to `path` in one atomic step; no partial file is ever visible."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -70,7 +70,7 @@ def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
         temp_path.unlink(missing_ok=True)
 
 
-def build_once(path: Path, build: Callable[[Path], None]) -> bool:
+def build_once(path: Path, build: Callable[[Path], object]) -> bool:
     """Make sure `path` exists, building it with `build(temp_path)` under the key's lock if it does not.
 
     Returns True when this call built the file, False when it was already there (or another process

@@ -172,6 +172,7 @@ class Corpus:
             return _dataset_texts(self._hub_dataset, self.cfg.text_field, self.source.name)
         if all(Path(path).stat().st_size == 0 for path in self.source.files):
             return []  # datasets cannot even infer a schema from empty files; `documents` reports it
+        assert self.source.loader is not None  # resolve_source gives local files their loader
         dataset = load_local(self.source.name, self.source.loader, list(self.source.files),
                              str(self.cache_dir / "hf-datasets"))
         field = "text" if self.source.loader == "text" else self.cfg.text_field  # .txt files have no columns

@@ -63,8 +63,8 @@ class TrainWindows:
     def batch(self, index: int) -> Batch:
         """Batch `index` of the run (this process's share of it): (input_ids, targets), each (B, T) int64."""
         starts = self.starts(index).numpy()[self.rows]  # (B,), or this process's slice of them
-        windows = self.ids[starts[:, None] + self.offsets]  # (B, T+1) gathered from the memmap
-        windows = torch.from_numpy(windows.astype(np.int64))
+        gathered = self.ids[starts[:, None] + self.offsets]  # (B, T+1) from the memmap
+        windows = torch.from_numpy(gathered.astype(np.int64))
         return windows[:, :-1].contiguous(), windows[:, 1:].contiguous()
 
 
