@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from experiments.declare.grid import Grid
 from experiments.declare.grid import grid as make_grid
@@ -22,7 +22,7 @@ BUDGETS = ("steps", "tokens", "flops")
 Exclude = Callable[[dict[str, Any]], bool] | Sequence[Mapping[str, Any]] | None
 
 
-def _fail(name: str, message: str) -> None:
+def _fail(name: str, message: str) -> NoReturn:
     raise ConfigError(f"Ablation {name!r}: {message}")
 
 

@@ -11,7 +11,7 @@ them. Torch-free; rungs are resolved against the base model by `experiments.plan
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NoReturn, Sequence
 
 from errors import ConfigError, closest
 from harness.config.model import ModelConfig
@@ -21,7 +21,7 @@ RUNG_FIELDS = ("d_model", "n_layers")  # what identifies a rung among a sweep's 
 SIZE_TRAIN_FIELDS = ("batch_size", "seq_len", "grad_accum")  # training fields that may grow with the model
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     raise ConfigError(f"ladder(...): {message}")
 
 
@@ -50,11 +50,10 @@ def _axes(axes: Mapping[str, Any]) -> dict[str, tuple]:
                   f"{', '.join(SIZE_TRAIN_FIELDS)})"
                   + (f"; did you mean {hint!r}?" if hint else "") + " LRs per rung go in lrs=, budgets in tokens=, "
                   "tokens_per_param= or flops=.")
-    columns = {name: tuple(values) if isinstance(values, (list, tuple, range)) else None
-               for name, values in axes.items()}
-    if not columns or any(values is None for values in columns.values()):
+    if not axes or not all(isinstance(values, (list, tuple, range)) for values in axes.values()):
         _fail("give the rungs as lists of values, e.g. ladder(d_model=[64, 128, 256], n_layers=[2, 4, 6], "
               "tokens_per_param=20)")
+    columns = {name: tuple(values) for name, values in axes.items()}
     if len({len(values) for values in columns.values()}) > 1:
         _fail("every axis needs one value per rung; got " + ", ".join(f"{n}: {len(v)}" for n, v in columns.items()))
     if len(next(iter(columns.values()))) < 2:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from experiments.declare.ablation import Ablation
+from experiments.declare.ladder import Ladder
 from harness import calc
 from harness.config.base import ConfigError
 from harness.config.run_configs import RunConfigs
@@ -56,9 +57,8 @@ def _check_budget(budget: Mapping[str, float], configs: RunConfigs) -> None:
                           "batch_size/seq_len")
 
 
-def _ladder_rung(ablation: Ablation, base: RunConfigs, index: int, seeds: int | None) -> Rung:
-    """Rung `index` of the ablation's ladder, checked (ConfigError: why this rung cannot run)."""
-    ladder = ablation.ladder
+def _ladder_rung(ablation: Ablation, ladder: Ladder, base: RunConfigs, index: int, seeds: int | None) -> Rung:
+    """Rung `index` of the ablation's `ladder`, checked (ConfigError: why this rung cannot run)."""
     configs = base.apply(ladder.values(index), "ladder(...)").check()
     kind, amounts = ladder.budget
     budget = _budget(kind, amounts[index], configs)
@@ -77,7 +77,7 @@ def rungs(ablation: Ablation, base: RunConfigs, seeds: int | None = None) -> tup
     for index in range(ablation.ladder.n_rungs):
         where = f"ablation {ablation.name!r}: ladder rung {index} ({ablation.ladder.label(index)})"
         try:
-            rung = _ladder_rung(ablation, base, index, seeds)
+            rung = _ladder_rung(ablation, ablation.ladder, base, index, seeds)
         except ConfigError as err:
             raise ConfigError(f"{where}: {err}") from None
         if found and rung.params <= found[-1].params:
