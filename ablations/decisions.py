@@ -100,7 +100,7 @@ def decision(name: str) -> Decision:
 
 def arm_points() -> dict[str, Mapping[str, Any]]:
     """Every arm of the benchmark once, by name (the base first): what the tuning sweep runs."""
-    points = {BASE_ARM: {}}
+    points: dict[str, Mapping[str, Any]] = {BASE_ARM: {}}
     for d in DECISIONS:
         points.update({name: point for name, point in zip(d.arms, d.points) if name not in points})
     return points
@@ -108,7 +108,7 @@ def arm_points() -> dict[str, Mapping[str, Any]]:
 
 def _labels() -> dict[str, str]:
     """arm → a label, from the first decision that names it."""
-    labels = {}
+    labels: dict[str, str] = {}
     for d in DECISIONS:
         for name, label in zip(d.arms, d.labels):
             labels.setdefault(name, label)

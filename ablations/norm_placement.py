@@ -7,6 +7,7 @@ from experiments import Ablation, grid
 
 ablation = Ablation(
     "norm_placement", "Which norm placement trains best, and does Post-LN need its warmup?", base="tiny",
-    grid=grid(norm_position=["pre", "post", "sandwich", "reordered", "parallel"]) + grid(norm_position="post", warmup_steps=0),
+    grid=grid(norm_position=["pre", "post", "sandwich", "reordered", "parallel"])
+    + grid(norm_position="post", warmup_steps=0),
     train=CPU_PROXY, baseline={"norm_position": "pre"},
 )

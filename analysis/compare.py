@@ -14,13 +14,15 @@ from analysis.source import SweepSource
 from db.sql import quote_ident
 from db.views import RUNS_TRAILING
 
-NUMERIC = ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "BIGINT", "INTEGER", "SMALLINT", "TINYINT", "HUGEINT", "UBIGINT", "UINTEGER")
+NUMERIC = ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "BIGINT", "INTEGER", "SMALLINT", "TINYINT", "HUGEINT", "UBIGINT",
+           "UINTEGER")
 
 
 def check_metric(sweep: SweepSource, metric: str) -> None:
     """AnalysisError unless `metric` is a numeric outcome column of the sweep's runs (a result of training, not
     one of its config switches such as batch_size)."""
-    numeric = [name for name, kind in sweep.column_types().items() if kind.startswith(NUMERIC) and name in RUNS_TRAILING]
+    numeric = [name for name, kind in sweep.column_types().items()
+               if kind.startswith(NUMERIC) and name in RUNS_TRAILING]
     if metric not in numeric:
         hint = closest(metric, numeric)
         raise AnalysisError(
@@ -72,7 +74,8 @@ def finished_cells(sweep: SweepSource, metric: str = METRIC, baseline: str | Non
     return Cells(baseline, *judged_runs(sweep.rows(query)))
 
 
-def compare(sweep: SweepSource, metric: str = METRIC, baseline: str | None = None, min_effect: float = MIN_EFFECT) -> list[dict]:
+def compare(sweep: SweepSource, metric: str = METRIC, baseline: str | None = None,
+            min_effect: float = MIN_EFFECT) -> list[dict]:
     """`comparison_table` of the sweep's finished cells: one row per (arm, lr), the baseline's first; in a
     search, each row also says how its seed outcomes were chosen (`analysis.cells.add_selection`)."""
     from analysis.comparison import comparison_table

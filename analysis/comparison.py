@@ -145,9 +145,9 @@ def decided_by(verdict: str, tests: int, robust: bool) -> str | None:
     """Which test gave a resolved fixed-n verdict (None for an unresolved one)."""
     family = f"Holm across {tests} test{'s' if tests != 1 else ''}"
     loss = "paired t-test and sign test" if robust else "paired t-test"
-    return {Verdict.LESS_STABLE: f"Fisher's exact test, {family}", Verdict.MORE_STABLE: f"Fisher's exact test, {family}",
-            Verdict.BETTER: f"{loss}, {family}", Verdict.WORSE: f"{loss}, {family}",
-            Verdict.NEGLIGIBLE: "95% t-interval inside ±min_effect"}.get(verdict)
+    return {Verdict.LESS_STABLE: f"Fisher's exact test, {family}",
+            Verdict.MORE_STABLE: f"Fisher's exact test, {family}", Verdict.BETTER: f"{loss}, {family}",
+            Verdict.WORSE: f"{loss}, {family}", Verdict.NEGLIGIBLE: "95% t-interval inside ±min_effect"}.get(verdict)
 
 
 def _fill(rows: list[dict], compared: list[int], pairs: Pairs, min_effect: float, robust: bool) -> None:

@@ -79,7 +79,8 @@ def _anytime(rows: list[dict], cells: Cells, min_effect: float) -> None:
         if row["verdict"] == Verdict.BASELINE:
             continue
         row.update({"verdict": row["seq_verdict"], "delta_ci_low": row["cs_low"], "delta_ci_high": row["cs_high"],
-                    "p": row["p_seq"], "p_holm": row["p_seq_holm"], "decided_by": row["seq_decided_by"], "test": ANYTIME})
+                    "p": row["p_seq"], "p_holm": row["p_seq_holm"], "decided_by": row["seq_decided_by"],
+                    "test": ANYTIME})
 
 
 def headlines(cells: Cells, best_lr: dict[str, float], min_effect: float, anytime: bool = False) -> list[Headline]:

@@ -20,6 +20,7 @@ def outcome_sql(metric: str, table: str = "") -> str:
     prefix = f"{table}." if table else ""
     value = f"{prefix}{quote_ident(metric)}"
     return (
-        f"CASE WHEN {prefix}status = '{DIVERGED}' OR ({prefix}status = '{COMPLETED}' AND NOT isfinite({value}::DOUBLE)) THEN '{DIVERGED}' "
+        f"CASE WHEN {prefix}status = '{DIVERGED}' "
+        f"OR ({prefix}status = '{COMPLETED}' AND NOT isfinite({value}::DOUBLE)) THEN '{DIVERGED}' "
         f"WHEN {prefix}status = '{COMPLETED}' AND {value} IS NOT NULL THEN '{COMPLETED}' END"
     )

@@ -66,7 +66,8 @@ def compare_pairs(arm, baseline) -> Pairs:
     arm_gone, baseline_gone = matched & np.isinf(arm), matched & np.isinf(baseline)
     n_pairs, arm_diverged, baseline_diverged = matched.sum(-1), arm_gone.sum(-1), baseline_gone.sum(-1)
     discordant = (arm_gone != baseline_gone).any(axis=-1)
-    tested = np.vectorize(fisher, otypes=[float])(arm_diverged, baseline_diverged, n_pairs) if discordant.any() else np.nan
+    tested = (np.vectorize(fisher, otypes=[float])(arm_diverged, baseline_diverged, n_pairs) if discordant.any()
+              else np.nan)
     p_stability = np.where(discordant, tested, np.nan)
     survived = matched & ~arm_gone & ~baseline_gone
     with np.errstate(invalid="ignore"):

@@ -4,9 +4,9 @@ that are resolved (the rule is `analysis.reversals`).
 The scale axis is the field asked for (`harness compare --across FIELD`), else the first of `d_model`,
 `n_layers` with several values among the runs. The *variant* of a run is its value on every other switch
 that varies within a scale and takes the same set of values at every scale (so `qk_norm` counts, while
-`d_ff`, derived from `d_model`, does not); with no such switch, the arm (a ladder's arm without its `@rung`). Each run enters as its ℓ, the LR
-sensitivity's (`analysis.sensitivity.run_losses`: a divergence counts as ℓ₀), so a variant's best LR is
-chosen the same way as everywhere else.
+`d_ff`, derived from `d_model`, does not); with no such switch, the arm (a ladder's arm without its `@rung`). Each run
+enters as its ℓ, the LR sensitivity's (`analysis.sensitivity.run_losses`: a divergence counts as ℓ₀), so a variant's
+best LR is chosen the same way as everywhere else.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisError, closest, suggestion
-from analysis.ladder import SEPARATOR as LADDER_SEPARATOR
 from analysis.frames import Sweep
+from analysis.ladder import SEPARATOR as LADDER_SEPARATOR
 from analysis.reversals import Reversals, scale_reversals
 from analysis.sensitivity import run_losses
 from db.views import RUNS_LEADING, RUNS_TRAILING
@@ -41,7 +41,8 @@ def config_fields(sweep: Sweep) -> list[str]:
 
 
 def check_across(sweep: Sweep, field: str) -> None:
-    """AnalysisError unless `field` is a config field of the sweep's runs with several values among its finished runs."""
+    """AnalysisError unless `field` is a config field of the sweep's runs with several values among its finished
+    runs."""
     fields = config_fields(sweep)
     if field not in fields:
         # The hint looks first among the fields that vary, the only ones --across can take: 'd_modle' is as close to
@@ -95,7 +96,8 @@ def compare_across(sweep: Sweep, metric: str, axis: str | None = None) -> ScaleC
     runs = losses.drop(columns=[c for c in fields if c in losses.columns]).join(config, on="run_id")
     runs = runs[runs[axis].notna()]
     switches = variant_switches(runs[fields], axis)
-    variant = (runs[switches].astype(str).apply(lambda row: ", ".join(f"{k}={v}" for k, v in row.items()), axis=1) if switches
+    variant = (runs[switches].astype(str).apply(lambda row: ", ".join(f"{k}={v}" for k, v in row.items()), axis=1)
+               if switches
                else "arm=" + runs["arm"].str.split(LADDER_SEPARATOR, n=1).str[0])  # a ladder's arm without its rung
     runs = runs.assign(variant=variant, lr=runs["lr"].fillna(-1.0))  # a tuned LR (none) is one LR of its own
     grid = [sorted(runs[name].unique()) for name in (axis, "variant", "lr", "seed")]
@@ -117,11 +119,13 @@ def _sentences(found: Reversals, axis: str, scales, variants) -> tuple[list[str]
     for s, t, a, b in zip(*np.nonzero(found.flagged)):
         winner, loser = (variants[a], variants[b]) if found.delta[s, a, b] < 0 else (variants[b], variants[a])
         p = f"Holm-adjusted p {found.p_reversal[s, t, a, b]:.2g}"
-        sentences.append(f"{winner} beats {loser} at {axis}={shown(scales[s])} but loses to it at {axis}={shown(scales[t])} ({p})")
+        sentences.append(f"{winner} beats {loser} at {axis}={shown(scales[s])} but loses to it at "
+                         f"{axis}={shown(scales[t])} ({p})")
         for here, there in ((s, t), (t, s)):
             for me, other in ((a, b), (b, a)):
                 verb, opposite = ("beats", "loses to") if found.delta[here, me, other] < 0 else ("loses to", "beats")
-                notes.setdefault((here, me), []).append(f"{verb} {variants[other]} here, {opposite} it at {axis}={shown(scales[there])} ({p})")
+                notes.setdefault((here, me), []).append(f"{verb} {variants[other]} here, {opposite} it at "
+                                                        f"{axis}={shown(scales[there])} ({p})")
     return sentences, notes
 
 
@@ -134,7 +138,8 @@ def _table(found: Reversals, axis: str, scales, variants, lrs, notes: dict) -> p
                 continue  # this variant has no run at this scale
             rows.append({axis: scale, "variant": variant, "best_lr": lrs[best] if lrs[best] >= 0 else np.nan,
                          "n": int(found.at_best.n[s, v]), "diverged": int(found.diverged[s, v]),
-                         "loss": found.at_best.mean[s, v], "ci_low": found.at_best.low[s, v], "ci_high": found.at_best.high[s, v],
+                         "loss": found.at_best.mean[s, v], "ci_low": found.at_best.low[s, v],
+                         "ci_high": found.at_best.high[s, v],
                          "reversal": "; ".join(notes.get((s, v), [])) or NO_REVERSAL})
     table = pd.DataFrame(rows, columns=[axis, *COLUMNS])
     table["rank"] = table.groupby(axis)["loss"].rank(method="min").astype("Int64")

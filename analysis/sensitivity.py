@@ -36,8 +36,8 @@ def run_losses(sweep: Sweep, metric: str) -> tuple[pd.DataFrame, list[str]]:
     runs = runs.join(initial, on="run_id")
     by_arm = runs.groupby("arm")
     sources = by_arm["initial_from"].agg(lambda found: found.iloc[0] if found.nunique() == 1 else MIXED)
-    runs = runs.assign(initial_loss=runs["arm"].map(by_arm["initial_loss"].mean()), initial_from=runs["arm"].map(sources),
-                       diverged=runs["outcome"] == DIVERGED)
+    runs = runs.assign(initial_loss=runs["arm"].map(by_arm["initial_loss"].mean()),
+                       initial_from=runs["arm"].map(sources), diverged=runs["outcome"] == DIVERGED)
     loss = runs["value"].astype(float).where(runs["outcome"] == COMPLETED, runs["initial_loss"])
     runs["loss"] = pd.concat([loss, runs["initial_loss"]], axis=1).min(axis=1, skipna=False)
     return runs, [runs_sql, initial_sql]
@@ -65,6 +65,7 @@ def lr_sensitivity(sweep: Sweep, metric: str) -> tuple[pd.DataFrame, list[str]]:
             "best_lr": best["lr"] if best is not None else math.nan,
             "best_loss": best["loss"] if best is not None else math.nan,
             "initial_loss": initial, "initial_loss_from": group["initial_from"].iloc[0],
-            "lr_sensitivity": (group["loss"].clip(upper=initial) - best["loss"]).mean() if best is not None else math.nan,
+            "lr_sensitivity": ((group["loss"].clip(upper=initial) - best["loss"]).mean() if best is not None
+                               else math.nan),
         })
     return pd.DataFrame(rows, columns=COLUMNS), sql

@@ -133,7 +133,8 @@ def sweep_info(con, sweep: str) -> SweepInfo:
     row = dict(zip([column[0] for column in result.description], found))
     counts = {name: value for name, value in row.items() if name not in NOT_COUNTS}
     axes = json.loads(row["axes"]) if row["axes"] else []
-    resumable = con.execute(f"SELECT count(*) FROM sweep_cells WHERE sweep = ? AND status IN {RESUMABLE}", [sweep]).fetchone()[0]
+    resumable = con.execute(f"SELECT count(*) FROM sweep_cells WHERE sweep = ? AND status IN {RESUMABLE}",
+                            [sweep]).fetchone()[0]
     damage = _damage_lines(con, "run_id IN (SELECT run_id FROM sweep_cells WHERE sweep = ?)", sweep)
     return SweepInfo(sweep, row["question"], row["baseline"], axes, row["n_cells"], counts, resumable,
                      damage=tuple(damage))

@@ -22,7 +22,8 @@ SELECT r.arm, r.run_id, {outcome} AS outcome, r.diverged_at_step, coalesce(s.los
              100.0 * coalesce(s.loss_spikes, 0) / nullif(r.last_step, 0)) AS spike_score,
     a.peak_attn_logit, a.peak_layer, o.logit_first, o.logit_last, o.log_z_first, o.log_z_last
 FROM sweep_runs r
-LEFT JOIN (SELECT run_id, count(*) AS loss_spikes FROM events WHERE kind = 'loss_spike' GROUP BY run_id) s USING (run_id)
+LEFT JOIN (SELECT run_id, count(*) AS loss_spikes FROM events WHERE kind = 'loss_spike' GROUP BY run_id) s
+    USING (run_id)
 LEFT JOIN (SELECT run_id, max(value) AS peak_attn_logit, arg_max(layer, value) AS peak_layer
            FROM layer_metrics WHERE name = 'attn_logit_max' AND isfinite(value) GROUP BY run_id) a USING (run_id)
 LEFT JOIN (SELECT run_id,

@@ -57,7 +57,8 @@ class Analysis:
     @property
     def headline_baseline(self) -> str:
         """The baseline as the headline names it (a ladder's: its variant)."""
-        return self.headline_arms.get(self.baseline, self.baseline.split("@", 1)[0] if self.headline_arms else self.baseline)
+        return self.headline_arms.get(self.baseline,
+                                      self.baseline.split("@", 1)[0] if self.headline_arms else self.baseline)
 
     def per_arm(self) -> pd.DataFrame:
         """`PER_ARM_COLUMNS`, one row per arm: its LR sensitivity and stability side by side."""
@@ -72,7 +73,8 @@ class Analysis:
         answer["n"] = answer["n"].astype("Int64")
         per_arm = self.per_arm()
         if self.headline_arms:  # a ladder: each variant's largest arm, by the variant's name
-            per_arm = per_arm[per_arm["arm"].isin(self.headline_arms)].assign(arm=lambda f: f["arm"].map(self.headline_arms))
+            per_arm = per_arm[per_arm["arm"].isin(self.headline_arms)]
+            per_arm = per_arm.assign(arm=lambda f: f["arm"].map(self.headline_arms))
         arms = pd.DataFrame({"arm": [baseline] + [a for a in per_arm["arm"] if a != baseline]})
         return arms.merge(answer, on="arm", how="left").merge(per_arm, on="arm", how="left")[self.compact_columns]
 
@@ -80,7 +82,8 @@ class Analysis:
     def compact_columns(self) -> list[str]:
         """`COMPACT_COLUMNS`, led by the primary signal's column when the question is not about the loss."""
         lead = COMPACT_COLUMN.get(self.signal.name) if self.signal is not None else None
-        return COMPACT_COLUMNS if lead is None else ["arm", lead, *(c for c in COMPACT_COLUMNS if c not in ("arm", lead))]
+        return COMPACT_COLUMNS if lead is None else ["arm", lead,
+                                                     *(c for c in COMPACT_COLUMNS if c not in ("arm", lead))]
 
 
 def comparison_frame(rows: list[dict], extra: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -93,14 +96,16 @@ def comparison_frame(rows: list[dict], extra: tuple[str, ...] = ()) -> pd.DataFr
     return frame
 
 
-def analyse(sweep: Sweep, metric: str = METRIC, baseline: str | None = None, min_effect: float = MIN_EFFECT) -> Analysis:
+def analyse(sweep: Sweep, metric: str = METRIC, baseline: str | None = None,
+            min_effect: float = MIN_EFFECT) -> Analysis:
     """Run every analysis of `sweep` (AnalysisError for an unknown metric or baseline, or no finished runs)."""
     cells = finished_cells(sweep, metric, baseline)
     comparison = comparison_frame(*_table_rows(cells, min_effect, bool(sweep.info.adaptive)))
     sensitivity, sensitivity_sql = lr_sensitivity(sweep, metric)
     stable, stability_sql = stability(sweep, metric)
     best_lr = dict(zip(sensitivity["arm"], sensitivity["best_lr"]))
-    comparison_sql = sweep.sql(f"SELECT arm, lr, seed, status, {quote_ident(metric)} FROM sweep_runs ORDER BY arm, lr, seed")
+    comparison_sql = sweep.sql(f"SELECT arm, lr, seed, status, {quote_ident(metric)} FROM sweep_runs ORDER BY arm, lr, "
+                               "seed")
     signal = primary_signal(sweep, metric, cells.baseline, sensitivity)
     lines, arms, rung = judged_headlines(sweep, cells, best_lr, min_effect)
     return Analysis(
@@ -110,7 +115,8 @@ def analyse(sweep: Sweep, metric: str = METRIC, baseline: str | None = None, min
     )
 
 
-def judged_headlines(sweep: Sweep, cells, best_lr: dict, min_effect: float) -> tuple[list[Headline], dict[str, str], str | None]:
+def judged_headlines(sweep: Sweep, cells, best_lr: dict,
+                     min_effect: float) -> tuple[list[Headline], dict[str, str], str | None]:
     """The headline rows as the answer judges them (`analysis.headline`: each arm at its best LR, the anytime-valid
     table after adaptive seeding; a ladder's arms at its largest rung), each such arm → the name it is shown by
     (a ladder's variant; empty otherwise), and a ladder's largest rung."""

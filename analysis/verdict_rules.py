@@ -79,14 +79,16 @@ STABILITY_SENTENCE = ("diverged on {arm_diverged} of {n_pairs} matched seeds, {b
                       "({decided_by}, p {p_stability})")
 LOSS_SENTENCE = "Δ {delta} nats [{low}, {high}] over {n} matched seeds ({decided_by}, p {p_loss})"
 RULES = (
-    Rule(Verdict.LESS_STABLE, "the divergence test resolves that the arm diverges on more matched seeds than the baseline",
+    Rule(Verdict.LESS_STABLE,
+         "the divergence test resolves that the arm diverges on more matched seeds than the baseline",
          lambda e: np.asarray(e.stability_resolved) & _more(e), STABILITY_SENTENCE),
-    Rule(Verdict.MORE_STABLE, "the divergence test resolves that the arm diverges on fewer matched seeds than the baseline",
+    Rule(Verdict.MORE_STABLE,
+         "the divergence test resolves that the arm diverges on fewer matched seeds than the baseline",
          lambda e: np.asarray(e.stability_resolved) & _fewer(e), STABILITY_SENTENCE),
     Rule(Verdict.NO_CI, "fixed-n only: fewer than two surviving pairs, or zero spread from fewer than three",
          lambda e: np.asarray(e.no_ci),
-         "{n} matched seeds completed on both sides: too few for an interval (a spread needs two pairs, and zero spread "
-         "three); run more seeds"),
+         "{n} matched seeds completed on both sides: too few for an interval (a spread needs two pairs, and zero "
+         "spread three); run more seeds"),
     Rule(Verdict.NEGLIGIBLE, "no discordant divergence, and the loss interval lies inside ±min_effect",
          lambda e: (np.asarray(e.arm_only) == 0) & (np.asarray(e.baseline_only) == 0) & np.asarray(e.inside_margin),
          "Δ {delta} nats [{low}, {high}] over {n} matched seeds, inside ±{min_effect} nats ({decided_by})"),
@@ -136,7 +138,8 @@ def sentence(row: dict, baseline: str, min_effect: float) -> str | None:
     fields = {**row, "baseline": baseline, "min_effect": f"{min_effect:g}", "delta": _number(row.get("delta")),
               "low": _number(row.get("delta_ci_low")), "high": _number(row.get("delta_ci_high")),
               "p_loss": _number(row.get("p_holm"), 2), "decided_by": row.get("decided_by") or "",
-              "p_stability": _number(row.get("p_seq_holm") if row.get("test") == "anytime" else row.get("p_stability_holm"), 2)}
+              "p_stability": _number(row.get("p_seq_holm") if row.get("test") == "anytime"
+                                     else row.get("p_stability_holm"), 2)}
     return template.format(**fields)
 
 

@@ -1,6 +1,7 @@
 """Analysis benchmark: `harness report` and `harness compare` on a 200-run synthetic sweep with full histories.
 
-    python benchmarks/bench_analysis.py [--arms 5 --lrs 4 --seeds 10 --steps 1000 --repeats 3 --dir /tmp/bench_analysis [--reuse]]
+    python benchmarks/bench_analysis.py [--arms 5 --lrs 4 --seeds 10 --steps 1000 --repeats 3]
+                                        [--dir /tmp/bench_analysis [--reuse]]
                                         [--floor N]
 
 Writes arms × lrs × seeds runs through the real `db.RunWriter` (tests/analysis/synthetic.py: every step logs
@@ -48,7 +49,8 @@ def generate(results: Path, arms: int, lrs: int, seeds: int, steps: int) -> int:
     )
     cells = [{"arm": name, "lr": lr, "seed": seed, "run_id": f"{SWEEP}-{i}-{lr}-{seed}"}
              for i, name in enumerate(names) for lr in grid for seed in range(seeds)]
-    db.write_sweep(results, SWEEP, {"question": "Which arm wins, and at which LR?", "baseline": "baseline", "axes": ["arm"]}, cells)
+    db.write_sweep(results, SWEEP,
+                   {"question": "Which arm wins, and at which LR?", "baseline": "baseline", "axes": ["arm"]}, cells)
     return db.connect(results).execute("SELECT count(*) FROM metrics").fetchone()[0]
 
 
@@ -76,7 +78,8 @@ def timed(command: list[str], repeats: int) -> str:
 def floor(compare: list[str], repeats: int) -> None:
     """`compare` against the bare scipy.stats import, interleaved so both see the same machine."""
     pairs = [(seconds(compare), seconds([sys.executable, "-c", "from scipy import stats"])) for _ in range(repeats)]
-    for name, values in (("harness compare", [a for a, _ in pairs]), ("python -c 'from scipy import stats'", [b for _, b in pairs])):
+    for name, values in (("harness compare", [a for a, _ in pairs]),
+                         ("python -c 'from scipy import stats'", [b for _, b in pairs])):
         print(f"{name}: median {statistics.median(values):.2f} s, {min(values):.2f}–{max(values):.2f} s, "
               f"{sum(v < 2 for v in values)} of {len(values)} under 2 s")
     print(f"harness compare − the scipy.stats import: median {statistics.median(a - b for a, b in pairs):.2f} s")
@@ -91,7 +94,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dir", help="keep the store here (default: a temporary directory, removed after)")
     parser.add_argument("--reuse", action="store_true", help="time the store already in --dir instead of writing one")
-    parser.add_argument("--floor", type=int, default=0, metavar="N", help="then N runs of compare beside the bare scipy.stats import")
+    parser.add_argument("--floor", type=int, default=0, metavar="N",
+                        help="then N runs of compare beside the bare scipy.stats import")
     args = parser.parse_args()
     root = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="bench_analysis-"))
     results = root / "results"
@@ -101,7 +105,8 @@ def main() -> None:
             start = time.perf_counter()
             rows = generate(results, args.arms, args.lrs, args.seeds, args.steps)
             runs = args.arms * args.lrs * args.seeds
-            print(f"generate {runs} runs × {args.steps} steps ({rows:,} metric rows) through db.RunWriter: {time.perf_counter() - start:.1f} s")
+            print(f"generate {runs} runs × {args.steps} steps ({rows:,} metric rows) through db.RunWriter: "
+                  f"{time.perf_counter() - start:.1f} s")
         harness = [sys.executable, "-m", "cli.main"]
         for stage in ("as found (--reuse)" if args.reuse else "before compact", "after compact"):
             if stage == "after compact":
@@ -114,7 +119,8 @@ def main() -> None:
         if args.floor:
             floor([*harness, "compare", SWEEP, "--results", str(results)], args.floor)
         page = db.sweep_dir(results, SWEEP) / "report.html"
-        print(f"report.html: {page.stat().st_size / 1e6:.2f} MB; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        print(f"report.html: {page.stat().st_size / 1e6:.2f} MB; load average {os.getloadavg()[0]:.1f} on "
+              f"{os.cpu_count()} cores")
     finally:
         if not args.dir:
             shutil.rmtree(root, ignore_errors=True)

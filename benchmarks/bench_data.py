@@ -53,7 +53,8 @@ def main() -> None:
             _, seconds = timed(module.train_batch, index)
             fetch_s.append(seconds)
 
-    print(f"default corpus: {cold.n_documents} documents, {cold.n_chars:,} chars, {cold.n_tokens:,} tokens (vocab {args.vocab})")
+    print(f"default corpus: {cold.n_documents} documents, {cold.n_chars:,} chars, {cold.n_tokens:,} tokens (vocab "
+          f"{args.vocab})")
     print("| step | time |")
     print("| --- | --- |")
     print(f"| prepare, cold cache (read + train tokenizer + encode) | {cold_s:.2f} s |")
@@ -61,7 +62,8 @@ def main() -> None:
     print(f"| … train the tokenizer | {train_s:.2f} s |")
     print(f"| … encode the corpus ({cold.n_tokens / encode_s / 1e6:.2f} M tokens/s) | {encode_s:.2f} s |")
     print(f"| prepare, warm cache | {warm_s * 1e3:.1f} ms |")
-    print(f"| train batch B={args.batch} T={args.seq}, median of {args.fetches} | {statistics.median(fetch_s) * 1e6:.0f} µs |")
+    print(f"| train batch B={args.batch} T={args.seq}, median of {args.fetches} | "
+          f"{statistics.median(fetch_s) * 1e6:.0f} µs |")
     print(f"| train batch, 99th percentile | {statistics.quantiles(fetch_s, n=100)[98] * 1e6:.0f} µs |")
 
 

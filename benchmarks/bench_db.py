@@ -26,15 +26,17 @@ import pyarrow.parquet as pq
 import db
 from db.compact import compact
 from db.paths import data_shard_name, run_dir, segment_shard_name
-from db.schema import DATA_SCHEMAS, STATUS_SCHEMA, SCHEMA_VERSION, VERSION_FILE, shard_metadata
+from db.schema import DATA_SCHEMAS, SCHEMA_VERSION, STATUS_SCHEMA, VERSION_FILE, shard_metadata
 
 SCALARS = [f"scalar_{i}" for i in range(19)] + ["train_loss"]
 LAYER_METRICS = [f"layer_metric_{i}" for i in range(10)]
 N_LAYERS = 12
-METRIC_NAMES = ["train_loss", "val_loss", "lr", "grad_norm", "z_loss", "tokens", "step_time", "logit_max", "logit_std", "log_z"]
+METRIC_NAMES = ["train_loss", "val_loss", "lr", "grad_norm", "z_loss", "tokens", "step_time", "logit_max", "logit_std",
+                "log_z"]
 
 FINAL_VAL_LOSS_SQL = "SELECT run_id, final_val_loss FROM runs"
-DIRECT_SQL = "SELECT run_id, arg_max(value, step) AS final_val_loss FROM metrics WHERE name = 'val_loss' GROUP BY run_id"
+DIRECT_SQL = ("SELECT run_id, arg_max(value, step) AS final_val_loss FROM metrics WHERE name = 'val_loss' GROUP BY "
+              "run_id")
 
 
 def _log_run(results: str, run_id: str, steps: int, layer_values: np.ndarray) -> None:
@@ -81,7 +83,8 @@ def generate(root: Path, runs: int, rows_per_run: int, shards_per_run: int) -> N
             "run_id": [run_id], "segment": pa.array([0], pa.int32()), "start_step": [0], "sweep": ["bench"],
             "arm": [f"arm-{i % 4}"], "seed": [i // 4], "params": [10**8], "flops_per_token": [6e8],
             "started_at": pa.array([now.value], pa.timestamp("us", tz="UTC")), "host": ["bench"], "pid": [None],
-            "config": ['{"lr": 0.001}'], "config.lr": [10 ** -rng.uniform(2, 4)], "config.qk_norm": [["none", "rmsnorm"][i % 2]],
+            "config": ['{"lr": 0.001}'], "config.lr": [10 ** -rng.uniform(2, 4)],
+            "config.qk_norm": [["none", "rmsnorm"][i % 2]],
         })
         _write(path / "manifest" / segment_shard_name(0), manifest, "manifest")
         status = pa.table({"run_id": [run_id], "segment": [0], "status": ["completed"], "finished_at": [now.value],
@@ -108,15 +111,18 @@ def _timed(label: str, fn):
 def _cli(root: Path, sql: str) -> None:
     """Time `harness db query` end to end in a fresh process (import, connect, query, print)."""
     start = time.perf_counter()
-    done = subprocess.run(["harness", "db", "query", sql, "--results", str(root), "--format", "csv"], capture_output=True, text=True)
+    done = subprocess.run(["harness", "db", "query", sql, "--results", str(root), "--format", "csv"],
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    print(f"harness db query (fresh process, {len(done.stdout.splitlines()) - 1} rows): {time.perf_counter() - start:.3f} s")
+    print(f"harness db query (fresh process, {len(done.stdout.splitlines()) - 1} rows): "
+          f"{time.perf_counter() - start:.3f} s")
 
 
 def bench_query(root: Path, runs: int, rows_per_run: int, shards_per_run: int) -> None:
     if root.exists():
         shutil.rmtree(root)
-    _timed(f"generate {runs} runs × {rows_per_run} rows in {shards_per_run} shard(s) each", lambda: generate(root, runs, rows_per_run, shards_per_run))
+    _timed(f"generate {runs} runs × {rows_per_run} rows in {shards_per_run} shard(s) each",
+           lambda: generate(root, runs, rows_per_run, shards_per_run))
     print("-- before compact (no index: every manifest, status and footer read at connect)")
     _cli(root, FINAL_VAL_LOSS_SQL)
     _timed("connect (in process, cold)", lambda: db.connect(root))

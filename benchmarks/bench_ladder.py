@@ -1,6 +1,7 @@
 """Ladder benchmark: what `harness compare --ladder`, `harness plot ladder` and a ladder's report cost.
 
-    python benchmarks/bench_ladder.py [--arms 4 --rungs 5 --seeds 3 --lrs 2 --repeats 3 --dir /tmp/bench_ladder [--reuse]]
+    python benchmarks/bench_ladder.py [--arms 4 --rungs 5 --seeds 3 --lrs 2 --repeats 3]
+                                      [--dir /tmp/bench_ladder [--reuse]]
 
 Writes a ladder through the real `db.RunWriter` (tests/analysis/ladder_synthetic.py: arms × rungs × LRs × seeds
 runs from planted curves), then times each command end to end in fresh processes (start-up, imports, the store,
@@ -69,7 +70,8 @@ def main() -> None:
     harness = [sys.executable, "-m", "cli.main"]
     commands = {
         "compare --ladder": [*harness, "compare", SWEEP, "--ladder", "--results", str(results)],
-        "plot ladder": [*harness, "plot", "ladder", SWEEP, "--out", str(Path(args.dir) / "ladder.png"), "--results", str(results)],
+        "plot ladder": [*harness, "plot", "ladder", SWEEP, "--out", str(Path(args.dir) / "ladder.png"), "--results",
+                        str(results)],
         "report": [*harness, "report", SWEEP, "--out", str(Path(args.dir) / "report.html"), "--results", str(results)],
         "compare (plain)": [*harness, "compare", SWEEP, "--results", str(results)],
     }

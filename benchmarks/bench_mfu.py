@@ -27,7 +27,8 @@ def main() -> None:
     parser.add_argument("--preset", default="stack-100m")
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--warmup", type=int, default=20, help="steps left out of the steady state (compile, caches)")
-    parser.add_argument("--peak-tflops", type=float, required=True, help="the device's peak dense TFLOP/s at the run's precision")
+    parser.add_argument("--peak-tflops", type=float, required=True,
+                        help="the device's peak dense TFLOP/s at the run's precision")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="FIELD=VALUE")
     args = parser.parse_args()
 
@@ -36,8 +37,8 @@ def main() -> None:
     command = [
         sys.executable, "-m", "cli.main", "run", "--preset", args.preset, "--steps", str(args.steps),
         "--results", results, "--run-id", "mfu", "--no-progress",
-        "--set", f"probe_every={args.steps}", "--set", f"val_every={args.steps}", "--set", f"checkpoint_every={args.steps}",
-        *[item for pair in args.overrides for item in ("--set", pair)],
+        "--set", f"probe_every={args.steps}", "--set", f"val_every={args.steps}", "--set",
+        f"checkpoint_every={args.steps}", *[item for pair in args.overrides for item in ("--set", pair)],
     ]
     print("$", " ".join(command), flush=True)
     subprocess.run(command, check=True)

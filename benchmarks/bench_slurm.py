@@ -53,7 +53,8 @@ def _log_time(text: str, pattern: str) -> float | None:
                 return datetime.strptime(stamp.group(0), "%Y-%m-%d %H:%M:%S,%f").timestamp()
             clock = re.match(r"(\d\d):(\d\d):(\d\d) ", line)
             if clock:
-                today = datetime.now().replace(hour=int(clock[1]), minute=int(clock[2]), second=int(clock[3]), microsecond=0)
+                today = datetime.now().replace(hour=int(clock[1]), minute=int(clock[2]), second=int(clock[3]),
+                                               microsecond=0)
                 return today.timestamp()
     return None
 

@@ -137,7 +137,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--no-report", action="store_true", help="launch with --no-report")
-    parser.add_argument("--tree", type=Path, action="append", help="source checkout to launch (repeatable; default: this one)")
+    parser.add_argument("--tree", type=Path, action="append",
+                        help="source checkout to launch (repeatable; default: this one)")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--imports", type=int, metavar="ROUNDS", help="measure only the imports, in ROUNDS rounds")
     args = parser.parse_args()

@@ -60,7 +60,8 @@ def cell_times(results: Path) -> list[dict]:
     import db
 
     con = db.connect(results)
-    rows = con.execute("SELECT run_id, summary, finished_at FROM runs WHERE status IN ('completed', 'diverged')").fetchall()
+    rows = con.execute("SELECT run_id, summary, finished_at FROM runs "
+                       "WHERE status IN ('completed', 'diverged')").fetchall()
     cells = []
     for run_id, summary, finished in rows:
         claim = json.loads((results / "claims" / run_id / "0").read_text())
@@ -74,7 +75,8 @@ def fence_costs(results: Path) -> list[tuple[int, float]]:
     import re
 
     logs = "".join(p.read_text() for p in (results / "sweeps" / "bench" / "logs").glob("w*.log"))
-    return [(int(n), float(ms)) for n, ms in re.findall(r": (?:completed|diverged) \((\d+) fence checks, ([\d.]+) ms\)", logs)]
+    fences = re.findall(r": (?:completed|diverged) \((\d+) fence checks, ([\d.]+) ms\)", logs)
+    return [(int(n), float(ms)) for n, ms in fences]
 
 
 def run_sweep(ablation: Path, results: Path, workers: int, report: bool) -> float:
@@ -148,16 +150,20 @@ def main() -> None:
         to_next_claim += [b["claimed"] - a["finished"] for a, b in zip(mine, mine[1:])]
     ideal = sum(own) / args.workers
     print(f"cells {len(cells)}, workers {args.workers}, steps {args.steps}")
-    print(f"wall {wall:.1f} s; sum of cells' own training times / workers {ideal:.1f} s; ratio {wall / ideal:.3f} (target ≤ 1.15)")
+    print(f"wall {wall:.1f} s; sum of cells' own training times / workers {ideal:.1f} s; ratio {wall / ideal:.3f} "
+          "(target ≤ 1.15)")
     print(f"claim → first step: median {statistics.median(to_first_step):.2f} s, max {max(to_first_step):.2f} s "
           f"(the first cell of each worker includes its torch/Lightning import and data load)")
     warm = sorted(to_first_step)[: len(cells) - args.workers]
-    print(f"claim → first step, warm workers (all but each worker's first cell): median {statistics.median(warm):.2f} s, max {max(warm):.2f} s (target ≤ 1)")
-    print(f"status → next claim: median {statistics.median(to_next_claim):.2f} s, max {max(to_next_claim):.2f} s (target ≤ 1)")
+    print(f"claim → first step, warm workers (all but each worker's first cell): median {statistics.median(warm):.2f} "
+          f"s, max {max(warm):.2f} s (target ≤ 1)")
+    print(f"status → next claim: median {statistics.median(to_next_claim):.2f} s, max {max(to_next_claim):.2f} s "
+          "(target ≤ 1)")
 
     fence_ms = fence_costs(results)
     print(f"fence checks per cell: median {statistics.median(n for n, _ in fence_ms)}, cost median "
-          f"{statistics.median(ms for _, ms in fence_ms):.1f} ms, max {max(ms for _, ms in fence_ms):.1f} ms (target ≤ 50)")
+          f"{statistics.median(ms for _, ms in fence_ms):.1f} ms, max {max(ms for _, ms in fence_ms):.1f} ms (target ≤ "
+          "50)")
 
     if not args.cells_only:
         started = time.perf_counter()

@@ -68,7 +68,8 @@ def bare_loop_seconds(model_cfg, train_cfg, data, steps: int, warmup: int) -> tu
 
 
 def harness_seconds(model_cfg, train_cfg, data_cfg, data, steps: int, warmup: int) -> tuple[float, float, dict]:
-    """(wall, CPU) seconds per step of `train_run` with all telemetry (between step `warmup` and the last), and its summary."""
+    """(wall, CPU) seconds per step of `train_run` with all telemetry (between step `warmup` and the last), and its
+    summary."""
     from lightning.pytorch.loggers import Logger
 
     from harness.train.run import RunSpec, train_run
@@ -104,7 +105,8 @@ def overhead(args: argparse.Namespace) -> None:
     data_cfg = DataConfig()
     data = prepare(data_cfg, model_cfg.vocab_size)
     print(f"preset {args.preset}, steps {args.steps} (steady state after {args.warmup}), probe_every "
-          f"{train_cfg.probe_every}, val_every {train_cfg.val_every}, batch {train_cfg.batch_size}×{train_cfg.seq_len}; "
+          f"{train_cfg.probe_every}, val_every {train_cfg.val_every}, "
+          f"batch {train_cfg.batch_size}×{train_cfg.seq_len}; "
           f"load {os.getloadavg()[0]:.2f}")
     ratios, cpu_ratios, probe_shares = [], [], []
     for pair in range(args.pairs):
@@ -114,8 +116,8 @@ def overhead(args: argparse.Namespace) -> None:
         ratios.append(full / bare)
         cpu_ratios.append(full_cpu / bare_cpu)
         probe_shares.append(probe_share)
-        print(f"pair {pair}: bare {bare * 1e3:.1f} ms/step (CPU {bare_cpu * 1e3:.1f}), harness run {full * 1e3:.1f} ms/step "
-              f"(CPU {full_cpu * 1e3:.1f}), ratio {full / bare:.3f} (CPU {full_cpu / bare_cpu:.3f}), "
+        print(f"pair {pair}: bare {bare * 1e3:.1f} ms/step (CPU {bare_cpu * 1e3:.1f}), harness run {full * 1e3:.1f} "
+              f"ms/step (CPU {full_cpu * 1e3:.1f}), ratio {full / bare:.3f} (CPU {full_cpu / bare_cpu:.3f}), "
               f"probe share {100 * probe_share:.2f}%  (load {os.getloadavg()[0]:.2f})", flush=True)
     print(f"median ratio {statistics.median(ratios):.3f} wall, {statistics.median(cpu_ratios):.3f} CPU; "
           f"median probe share {100 * statistics.median(probe_shares):.2f}%")
@@ -131,7 +133,8 @@ def floor(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)  # CPU time of one thread: no spin-waiting, little sensitivity to other jobs
     model_cfg = from_name("tiny", d_model=16, n_layers=1, n_heads=2, n_kv_heads=1)
     never = 10**9  # the per-step path only: no probe, validation or checkpoint inside the timed steps
-    train_cfg = TrainConfig(steps=args.steps, batch_size=1, seq_len=8, probe_every=never, val_every=never, checkpoint_every=never)
+    train_cfg = TrainConfig(steps=args.steps, batch_size=1, seq_len=8, probe_every=never, val_every=never,
+                            checkpoint_every=never)
     data_cfg = DataConfig()
     data = prepare(data_cfg, model_cfg.vocab_size)
     for repeat in range(args.repeats):
@@ -150,9 +153,11 @@ def startup(args: argparse.Namespace) -> None:
             subprocess.run([*command, "--results", results, "--run-id", f"r{repeat}"], check=True, capture_output=True)
             import db
 
-            (summary,) = db.connect(results).execute("SELECT summary FROM runs WHERE run_id = ?", [f"r{repeat}"]).fetchone()
+            (summary,) = db.connect(results).execute("SELECT summary FROM runs WHERE run_id = ?",
+                                                     [f"r{repeat}"]).fetchone()
             first_step = json.loads(summary)["first_step_at"]
-            print(f"repeat {repeat}: command start → first step {first_step - launched:.2f} s  (load {os.getloadavg()[0]:.2f})")
+            print(f"repeat {repeat}: command start → first step {first_step - launched:.2f} s  (load "
+                  f"{os.getloadavg()[0]:.2f})")
 
 
 def main() -> None:

@@ -179,8 +179,8 @@ def main() -> None:
     memory = {name: child_memory(name, args) for name in steps}
     activations = {"ours": saved_activation_mib(ours, tokens), "hf": saved_activation_mib(hf, tokens)}
 
-    print(f"llama3 preset, batch {args.batch} × seq {args.seq}, {args.threads} threads, {args.repeats} interleaved repeats; "
-          f"max |logit diff| before training {diff:.2e}\n")
+    print(f"llama3 preset, batch {args.batch} × seq {args.seq}, {args.threads} threads, {args.repeats} interleaved "
+          f"repeats; max |logit diff| before training {diff:.2e}\n")
     print("| model | median step wall (s) | median step CPU (s) | saved activations (MiB) "
           "| peak allocated in a step (MiB) | peak RSS growth (MiB, median of 3) |")
     print("| --- | --- | --- | --- | --- | --- |")

@@ -8,9 +8,9 @@ import json
 import math
 from pathlib import Path
 
-from harness import calc
 from cli.output import print_result
 from cli.table import render_table
+from harness import calc
 from harness.config.base import ConfigError
 from harness.config.model import ModelConfig
 from harness.config.run_configs import parse_overrides
@@ -30,7 +30,8 @@ def register(subparsers) -> None:
         help="change a ModelConfig field (repeatable), e.g. --set n_layers=12",
     )
     parser.add_argument("--seq-len", metavar="T", help="context for the attention FLOPs (default: max_seq_len)")
-    parser.add_argument("--kv-dtype", default="bf16", choices=sorted(calc.BYTES_PER_ELEMENT), help="KV-cache element type")
+    parser.add_argument("--kv-dtype", default="bf16", choices=sorted(calc.BYTES_PER_ELEMENT),
+                        help="KV-cache element type")
     parser.add_argument("--iso-params", metavar="N", help="resize the config to about N parameters (e.g. 25e6)")
     parser.add_argument("--solve", choices=calc.SOLVABLE_FIELDS, help="the field --iso-params changes (default: d_ff)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
@@ -98,13 +99,15 @@ def _count_option(name: str, text: str) -> int:
         except ValueError:
             value = math.nan
     if not (math.isfinite(value) and value == int(value) and value >= 1):
-        raise ConfigError(f"--{name.replace('_', '-')}={text!r} is invalid: must be a positive integer, e.g. 25000000 or 25e6.")
+        raise ConfigError(f"--{name.replace('_', '-')}={text!r} is invalid: must be a positive integer, e.g. 25000000 "
+                          "or 25e6.")
     return int(value)
 
 
 def _table(report: dict) -> str:
     per_layer = report["per_layer_params"]
-    layers = f"{per_layer[0]:,} (each of {len(per_layer)})" if len(set(per_layer)) == 1 else ", ".join(f"{p:,}" for p in per_layer)
+    layers = (f"{per_layer[0]:,} (each of {len(per_layer)})" if len(set(per_layer)) == 1
+              else ", ".join(f"{p:,}" for p in per_layer))
     rows = [
         ("params", f"{report['params']:,}"),
         ("non-embedding params", f"{report['non_embedding_params']:,}"),
@@ -113,9 +116,12 @@ def _table(report: dict) -> str:
         ("KV cache bytes/token", f"{report['kv_cache_bytes_per_token']:,} ({report['kv_dtype']})"),
     ]
     if report["kernel_flops_per_token"] != report["flops_per_token"]:  # windowed layers: see docs/calc.md
-        rows.insert(4, ("FLOPs/token, full-T kernel", f"{report['kernel_flops_per_token']:,} (windows masked, not skipped)"))
+        rows.insert(4,
+                    ("FLOPs/token, full-T kernel",
+                     f"{report['kernel_flops_per_token']:,} (windows masked, not skipped)"))
         rows.append(("KV cache bytes at seq_len", f"{report['kv_cache_bytes']:,} (windowed layers keep window - 1)"))
     if "iso_param" in report:
         iso = report["iso_param"]
-        rows.append((f"solved {iso['solve']}", f"{iso[iso['solve']]:,} (target {iso['target']:,}, residual {iso['residual']:+,})"))
+        rows.append((f"solved {iso['solve']}", f"{iso[iso['solve']]:,} (target {iso['target']:,}, residual "
+                     f"{iso['residual']:+,})"))
     return render_table(("quantity", "value"), rows)

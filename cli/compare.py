@@ -33,9 +33,10 @@ def register(subparsers) -> None:
     add_sweep_options(parser)
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     parser.add_argument("--sequential", action="store_true",
-                        help="add the anytime-valid test (valid however the seeds were chosen, e.g. by --until-decided; "
-                        "always added to a sweep whose seeds were): its interval cs_low..cs_high, anytime p (Holm across "
-                        "the table at every seed), seq_verdict and decided_at, the matched seeds at its decision")
+                        help="add the anytime-valid test (valid however the seeds were chosen, e.g. by "
+                        "--until-decided; always added to a sweep whose seeds were): its interval cs_low..cs_high, "
+                        "anytime p (Holm across the table at every seed), seq_verdict and decided_at, the matched "
+                        "seeds at its decision")
     parser.add_argument("--robust", action="store_true",
                         help="a loss verdict also needs the sign test (most seeds on its side), for skewed per-seed "
                         "differences; see docs/analysis.md")
@@ -65,7 +66,8 @@ def _table(rows: list[dict], columns: list[str]) -> str:
 
     def cell(value):
         value = _blank(value)
-        return "" if value is None else _Rounded(f"{value:.4g}") if isinstance(value, float) else value  # 4 significant digits
+        # 4 significant digits
+        return "" if value is None else _Rounded(f"{value:.4g}") if isinstance(value, float) else value
 
     return render_table(columns, [[cell(row[c]) for c in columns] for row in rows])
 

@@ -10,25 +10,27 @@ import json
 from errors import ConfigError
 
 # What the table shows of analysis.ladder.extrapolate.COLUMNS (CSV and JSON carry them all).
-TABLE_COLUMNS = ["arm", "rungs", "seeds", "diverged", "best_lrs", "E", "alpha", "predicted", "low", "high", "gap", "gap_low", "gap_high",
-                 "crossover", "cross_low", "cross_high", "crosses", "note"]
+TABLE_COLUMNS = ["arm", "rungs", "seeds", "diverged", "best_lrs", "E", "alpha", "predicted", "low", "high", "gap",
+                 "gap_low", "gap_high", "crossover", "cross_low", "cross_high", "crosses", "note"]
 
 
 def add_ladder_options(parser: argparse.ArgumentParser) -> None:
     """--ladder, --target-flops, --target-params."""
     parser.add_argument("--ladder", action="store_true",
-                        help="a ladder sweep's fitted curves L = E + A·C^-α per arm, extrapolated to a target with bootstrap "
-                        "intervals, gaps to the baseline, crossovers, and each rung's decision consistency")
+                        help="a ladder sweep's fitted curves L = E + A·C^-α per arm, extrapolated to a target with "
+                        "bootstrap intervals, gaps to the baseline, crossovers, and each rung's decision consistency")
     target = parser.add_mutually_exclusive_group()
     target.add_argument("--target-flops", type=float, metavar="X",
-                        help="with --ladder: extrapolate the fits against training compute to X FLOPs (default: 100× the largest rung)")
+                        help="with --ladder: extrapolate the fits against training compute to X FLOPs (default: 100× "
+                        "the largest rung)")
     target.add_argument("--target-params", type=float, metavar="N",
                         help="with --ladder: extrapolate the fits against parameters to N parameters instead")
 
 
 def check_ladder_options(args: argparse.Namespace) -> None:
     """ConfigError for a target without --ladder, --ladder with another mode, or a target that is not positive."""
-    given = [f"--{name.replace('_', '-')}" for name in ("target_flops", "target_params") if getattr(args, name) is not None]
+    given = [f"--{name.replace('_', '-')}" for name in ("target_flops", "target_params")
+             if getattr(args, name) is not None]
     if given and not args.ladder:
         raise ConfigError(f"{given[0]} needs --ladder (it is where the ladder's fits are extrapolated to).")
     if args.ladder and (args.across is not None or args.sequential):
@@ -61,9 +63,9 @@ def ladder_analysis(args: argparse.Namespace):
 def ladder_output(analysis, format: str) -> str:
     """The extrapolation and decision-consistency tables: a headed table each, two CSV blocks separated by a
     blank line, or one JSON object {target, arms, consistency}."""
-    from cli.compare import format_rows, frame_rows
     from analysis.ladder.consistency import COLUMNS as CONSISTENCY
     from analysis.ladder.extrapolate import COLUMNS
+    from cli.compare import format_rows, frame_rows
 
     arms, consistency = frame_rows(analysis.table), frame_rows(analysis.consistency)
     if format == "json":
@@ -76,6 +78,6 @@ def ladder_output(analysis, format: str) -> str:
     return (f"Ladder: {len(data.variants)} arms at {len(data.rungs)} rungs ({data.rungs[0]} … {data.rungs[-1]}); "
             f"baseline {data.labels[0]}; fits of {analysis.fit.axis} extrapolated to {analysis.target.describe()}.\n"
             f"{format_rows(arms, TABLE_COLUMNS, 'table')}\n\n"
-            f"Decision consistency: of the {pairs} of arms whose order the largest rung resolves, the share each smaller "
-            f"rung orders the same way (DataDecide's pairwise decision accuracy).\n"
+            f"Decision consistency: of the {pairs} of arms whose order the largest rung resolves, the share each "
+            "smaller rung orders the same way (DataDecide's pairwise decision accuracy).\n"
             f"{format_rows(consistency, CONSISTENCY, 'table')}")

@@ -22,11 +22,13 @@ FROM runs ORDER BY sweep NULLS LAST, arm NULLS LAST, seed NULLS LAST, run_id
 
 
 def _add_results(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
+    parser.add_argument("--results", metavar="DIR",
+                        help="results directory (default: $HARNESS_RESULTS, else ./results)")
 
 
 def _add_output(parser: argparse.ArgumentParser, default_format: str) -> None:
-    parser.add_argument("--format", choices=FORMATS, default=default_format, help=f"output format (default: {default_format})")
+    parser.add_argument("--format", choices=FORMATS, default=default_format,
+                        help=f"output format (default: {default_format})")
     parser.add_argument("--output", metavar="FILE", help="write here instead of stdout (required for parquet)")
 
 
@@ -34,7 +36,8 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("db", help="query the results store in SQL", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="db_command", metavar="DB_COMMAND")
 
-    query = commands.add_parser("query", help="run one read-only SQL query over the views runs, metrics, layer_metrics, events")
+    query = commands.add_parser("query",
+                                help="run one read-only SQL query over the views runs, metrics, layer_metrics, events")
     query.add_argument("sql", help='e.g. "select arm, avg(final_val_loss) from runs group by arm"')
     _add_results(query)
     _add_output(query, "table")
@@ -109,8 +112,8 @@ def _check_output(args: argparse.Namespace) -> None:
 
 
 def _emit(table, args: argparse.Namespace) -> int:
-    from db.render import write
     from cli.output import stdout_reader_may_leave
+    from db.render import write
 
     if args.output:
         with open(args.output, "wb") as sink:
@@ -129,7 +132,8 @@ def _query(args: argparse.Namespace) -> int:
 
     _check_output(args)
     results = db.resolve_results_dir(args.results)
-    return _emit(run_recovering(results, lambda con: to_arrow(read_only_relation(con, args.sql, results), args.format)), args)
+    return _emit(run_recovering(results, lambda con: to_arrow(read_only_relation(con, args.sql, results), args.format)),
+                 args)
 
 
 def _runs(args: argparse.Namespace) -> int:

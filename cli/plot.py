@@ -28,11 +28,14 @@ def register(subparsers) -> None:
     add_sweep_options(parser, min_effect=False)
     parser.add_argument("--out", required=True, metavar="FILE", help="output file: .png, .svg or .pdf")
     parser.add_argument("--ema", type=float, default=EMA, metavar="W",
-                        help=f"smooth each run's training loss (curves): weight of the past, 0 <= W < 1 (default: {EMA}; 0: none)")
+                        help="smooth each run's training loss (curves): weight of the past, 0 <= W < 1 (default: "
+                        f"{EMA}; 0: none)")
     parser.add_argument("--log", action="store_true", help="log axes for the loss curves")
     target = parser.add_mutually_exclusive_group()
-    target.add_argument("--target-flops", type=float, metavar="X", help="ladder: mark and extrapolate to X training FLOPs (default: 100× the largest rung)")
-    target.add_argument("--target-params", type=float, metavar="N", help="ladder: draw loss against parameters, extrapolated to N")
+    target.add_argument("--target-flops", type=float, metavar="X",
+                        help="ladder: mark and extrapolate to X training FLOPs (default: 100× the largest rung)")
+    target.add_argument("--target-params", type=float, metavar="N",
+                        help="ladder: draw loss against parameters, extrapolated to N")
     parser.add_argument("--also", action="append", default=[], metavar="SWEEP",
                         help="decisions: pool the decisions of this ladder sweep too (repeatable), as `harness "
                         "decisions` does")
@@ -55,13 +58,15 @@ def run(args: argparse.Namespace) -> int:
 
     if args.figure not in FIGURES:
         hint = closest(args.figure, FIGURES)
-        raise ConfigError(f"unknown figure {args.figure!r}; " + (f"did you mean {hint!r}?" if hint else f"figures: {', '.join(FIGURES)}."))
+        raise ConfigError(f"unknown figure {args.figure!r}; "
+                          + (f"did you mean {hint!r}?" if hint else f"figures: {', '.join(FIGURES)}."))
     out = Path(args.out)
     if out.suffix.lower() not in SUFFIXES:
         raise ConfigError(f"--out {args.out!r} must end in {', '.join(SUFFIXES)} (the format follows the suffix).")
     check_out_path("--out", out)
     if not 0 <= args.ema < 1:
-        raise ConfigError(f"--ema {args.ema!r} is invalid: the weight of the past must be at least 0 (none) and below 1.")
+        raise ConfigError(f"--ema {args.ema!r} is invalid: the weight of the past must be at least 0 (none) and below "
+                          "1.")
     _check_target(args)
     if args.also and args.figure != "decisions":
         raise ConfigError(f"--also applies to the decisions figure only, not {args.figure!r}.")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from harness import calc
 from cli.output import print_result
 from cli.table import render_table
+from harness import calc
 from harness.config.model import ModelConfig
 from harness.presets import PRESETS
 

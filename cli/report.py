@@ -14,13 +14,17 @@ from cli.sweep_options import add_sweep_options
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "report", help="write a sweep's HTML report (the answer, tables, interactive figures, their SQL); --serve to view it live",
-        description="One self-contained HTML file: the ablation's question and its answer, a compact per-arm table, the "
-        "comparison by arm and LR, interactive figures and the SQL behind each. While the sweep runs the page reloads itself.",
+        "report",
+        help="write a sweep's HTML report (the answer, tables, interactive figures, their SQL); "
+        "--serve to view it live",
+        description="One self-contained HTML file: the ablation's question and its answer, a compact per-arm table, "
+        "the comparison by arm and LR, interactive figures and the SQL behind each. While the sweep runs the page "
+        "reloads itself.",
     )
     add_sweep_options(parser)
     parser.add_argument("--out", metavar="FILE", help="where to write (default: <results>/sweeps/SWEEP/report.html)")
-    parser.add_argument("--serve", action="store_true", help="then serve the page until Ctrl-C (`harness dashboard` serves every sweep)")
+    parser.add_argument("--serve", action="store_true",
+                        help="then serve the page until Ctrl-C (`harness dashboard` serves every sweep)")
     add_serve_options(parser, "the page with --serve")
     parser.set_defaults(handler=run)
 

@@ -32,18 +32,21 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--set", dest="overrides", action="append", default=[], metavar="FIELD=VALUE",
-        help="set any ModelConfig, TrainConfig or DataConfig field (repeatable), e.g. --set lr=3e-3 --set qk_norm=rmsnorm",
+        help="set any ModelConfig, TrainConfig or DataConfig field (repeatable), e.g. --set lr=3e-3 --set "
+        "qk_norm=rmsnorm",
     )
     parser.add_argument("--steps", type=int, metavar="N", help="optimizer steps (same as --set steps=N)")
     parser.add_argument("--data", metavar="SOURCE", help="'default', a local file/dir/glob, or a hub dataset name")
-    parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
+    parser.add_argument("--results", metavar="DIR",
+                        help="results directory (default: $HARNESS_RESULTS, else ./results)")
     parser.add_argument("--run-id", metavar="ID", help="run id (default: content hash of the three configs)")
     parser.add_argument(
         "--resume", action="store_true",
         help="continue an interrupted or crashed run (same configs, so the same run id) from its last checkpoint; "
         "a run with no checkpoint yet starts again from step 0",
     )
-    parser.add_argument("--sweep", metavar="NAME", help="label the run with a sweep name (groups hand-made runs in `runs` and `sweep_cells`)")
+    parser.add_argument("--sweep", metavar="NAME",
+                        help="label the run with a sweep name (groups hand-made runs in `runs` and `sweep_cells`)")
     parser.add_argument("--arm", metavar="NAME", help="label the run with an arm name within --sweep")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (e.g. in batch jobs)")
     add_keep_checkpoints(parser)
@@ -105,8 +108,9 @@ def add_keep_checkpoints(parser) -> None:
     from harness.train.checkpoints import KEEP_CHECKPOINTS  # torch-free
 
     parser.add_argument("--keep-checkpoints", choices=KEEP_CHECKPOINTS, default="last",
-                        help="last: a run keeps its newest checkpoint only (the result's, for `harness sample`; default); "
-                        "all: every periodic one too; none: removed once the run has a result (never while it can resume)")
+                        help="last: a run keeps its newest checkpoint only (the result's, for `harness sample`; "
+                        "default); all: every periodic one too; none: removed once the run has a result (never while "
+                        "it can resume)")
 
 
 def warn_planned_sweep(results_dir: Path, sweep: str | None) -> None:

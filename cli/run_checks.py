@@ -28,10 +28,12 @@ def check_results_dir(results_dir: Path, create: bool = True) -> None:
     from cli.out_path import check_writable_folder
 
     if results_dir.exists() and not results_dir.is_dir():
-        raise ConfigError(f"--results {str(results_dir)!r} is a file, not a directory; give a directory (created if missing).")
+        raise ConfigError(f"--results {str(results_dir)!r} is a file, not a directory; give a directory (created if "
+                          "missing).")
     existing = next(p for p in (results_dir, *results_dir.absolute().parents) if p.exists())
     if not existing.is_dir():
-        raise ConfigError(f"--results {str(results_dir)!r} cannot be created: {str(existing)!r} is a file, not a directory.")
+        raise ConfigError(f"--results {str(results_dir)!r} cannot be created: {str(existing)!r} is a file, not a "
+                          "directory.")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ConfigError(f"--results {str(results_dir)!r}: {str(existing)!r} is not writable by this user; give a "
                           "directory you can write.")
@@ -69,7 +71,8 @@ def check_resumable(results_dir: Path, run_id: str, model: ModelConfig, train: T
 
     check_valid_run_id(run_id)
     if not run_dir(results_dir, run_id).exists():
-        raise ConfigError(f"--resume: no run {run_id!r} in {results_dir}; check --results / --run-id or the --set values.")
+        raise ConfigError(f"--resume: no run {run_id!r} in {results_dir}; check --results / --run-id or the --set "
+                          "values.")
     row = db.connect(results_dir).execute("SELECT status FROM runs WHERE run_id = ?", [run_id]).fetchone()
     if row is not None and row[0] in ("completed", "diverged"):
         raise ConfigError(f"--resume: run {run_id!r} already ended ({row[0]}); nothing to continue.")

@@ -27,7 +27,8 @@ def load_config_file(path: Path) -> dict[str, Any]:
     for name, cls in expected.items():
         if name in namespace:
             if not isinstance(namespace[name], cls):
-                raise ConfigError(f"--config {str(path)!r}: `{name}` is a {type(namespace[name]).__name__}, expected {cls.__name__}.")
+                raise ConfigError(f"--config {str(path)!r}: `{name}` is a {type(namespace[name]).__name__}, expected "
+                                  f"{cls.__name__}.")
             found[name] = namespace[name]
     return found
 
@@ -40,7 +41,8 @@ def resolve_configs(preset: str | None, config_file: Path | None, pairs: list[st
         if value is None:
             continue
         if name in overrides:
-            raise ConfigError(f"{option} and --set {name}= both set {field_owners()[name].__name__}.{name}; give it once.")
+            raise ConfigError(f"{option} and --set {name}= both set {field_owners()[name].__name__}.{name}; give it "
+                              "once.")
         overrides[name] = value
     base = {"model": preset} if preset is not None else load_config_file(config_file)
     return RunConfigs.of(base["model"], train=base.get("train"), data=base.get("data"), overrides=overrides)
@@ -52,7 +54,8 @@ def warn_small_tokenizer(vocab_size: int, tokenizer_vocab_size: int) -> None:
     if tokenizer_vocab_size < vocab_size:
         print(
             f"harness run: warning: the tokenizer has only {tokenizer_vocab_size:,} tokens, fewer than "
-            f"ModelConfig.vocab_size={vocab_size:,} (the corpus offers no more merges): {vocab_size - tokenizer_vocab_size:,} "
-            f"embedding rows will never be used; --set vocab_size={tokenizer_vocab_size} fits this corpus.",
+            f"ModelConfig.vocab_size={vocab_size:,} (the corpus offers no more merges): "
+            f"{vocab_size - tokenizer_vocab_size:,} embedding rows will never be used; --set "
+            f"vocab_size={tokenizer_vocab_size} fits this corpus.",
             file=sys.stderr,
         )

@@ -16,15 +16,18 @@ def register(subparsers) -> None:
     parser.add_argument("--prompt", required=True, help="the text to continue")
     parser.add_argument("--max-new-tokens", type=int, default=64, metavar="N", help="tokens to generate (default: 64)")
     parser.add_argument(
-        "--temperature", type=float, default=1.0, metavar="T", help="0 decodes greedily, refusing --top-k and --top-p (default: 1.0)"
+        "--temperature", type=float, default=1.0, metavar="T",
+        help="0 decodes greedily, refusing --top-k and --top-p (default: 1.0)"
     )
     parser.add_argument("--top-k", type=int, metavar="K", help="sample only among the K most likely tokens")
     parser.add_argument("--top-p", type=float, default=1.0, metavar="P", help="nucleus sampling mass (default: 1, off)")
     parser.add_argument(
-        "--beams", type=int, default=1, metavar="N", help="beam search with N beams (N > 1 refuses --temperature, --top-k and --top-p)"
+        "--beams", type=int, default=1, metavar="N",
+        help="beam search with N beams (N > 1 refuses --temperature, --top-k and --top-p)"
     )
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="sampling seed (default: 0)")
-    parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
+    parser.add_argument("--results", metavar="DIR",
+                        help="results directory (default: $HARNESS_RESULTS, else ./results)")
     parser.set_defaults(handler=run)
 
 
@@ -42,16 +45,18 @@ def check_options(args: argparse.Namespace) -> None:
     sampling = [flag for flag, used in (("--top-k", args.top_k is not None), ("--top-p", args.top_p != 1.0)) if used]
     if args.beams > 1 and (sampling or args.temperature != 1.0):
         ignored = ", ".join([*sampling, *(["--temperature"] if args.temperature != 1.0 else [])])
-        raise ConfigError(f"--beams={args.beams} runs beam search, which does not sample: drop {ignored}, or use --beams 1.")
+        raise ConfigError(f"--beams={args.beams} runs beam search, which does not sample: drop {ignored}, or use "
+                          "--beams 1.")
     if args.temperature == 0 and sampling:
-        raise ConfigError(f"--temperature=0 decodes greedily, which ignores {', '.join(sampling)}: drop it or set a temperature > 0.")
+        raise ConfigError(f"--temperature=0 decodes greedily, which ignores {', '.join(sampling)}: drop it or set a "
+                          "temperature > 0.")
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the prompt followed by its generated continuation."""
-    import db
     import torch
 
+    import db
     from cli.run_checks import check_valid_run_id
     from harness.config.base import ConfigError
     from harness.data.tokenizer import EOS
@@ -62,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     check_options(args)
     model, tokenizer = load_trained(db.resolve_results_dir(args.results), args.run_id)
     if not all(torch.isfinite(p).all() for p in model.parameters()):
-        raise ConfigError(f"run {args.run_id!r} has non-finite weights in its last checkpoint (it diverged): nothing to sample.")
+        raise ConfigError(f"run {args.run_id!r} has non-finite weights in its last checkpoint (it diverged): nothing "
+                          "to sample.")
     prompt_ids = tokenizer.encode(args.prompt).ids
     if not prompt_ids:
         raise ConfigError("--prompt is empty: give some text to continue.")

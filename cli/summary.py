@@ -18,13 +18,15 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "summary", help="a sweep's per-arm table: best LR, LR sensitivity, l0, divergences, spikes, logit growth",
         description="One row per arm over all its LRs: best LR and loss there, the verdict at its best LR against the "
-        "baseline at its own (the report's headline; a ladder's arms at the largest rung), LR sensitivity (Wortsman et al. 2023, "
-        "section 2.2) and the loss at step 0 it uses, divergence rate and median divergence step, spike score, peak max "
-        "attention logit and its layer, output-logit growth.",
+        "baseline at its own (the report's headline; a ladder's arms at the largest rung), LR sensitivity (Wortsman et "
+        "al. 2023, section 2.2) and the loss at step 0 it uses, divergence rate and median divergence step, spike "
+        "score, peak max attention logit and its layer, output-logit growth.",
     )
     parser.add_argument("sweep", metavar="SWEEP", help="sweep name (`harness sweeps` lists them)")
-    parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
-    parser.add_argument("--metric", default=METRIC, help=f"a numeric column of the runs view, lower is better (default: {METRIC})")
+    parser.add_argument("--results", metavar="DIR",
+                        help="results directory (default: $HARNESS_RESULTS, else ./results)")
+    parser.add_argument("--metric", default=METRIC,
+                        help=f"a numeric column of the runs view, lower is better (default: {METRIC})")
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     parser.add_argument("--baseline", metavar="ARM", help="the arm the verdict column compares against (default: the "
                         "sweep's)")

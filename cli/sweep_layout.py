@@ -23,7 +23,8 @@ def add_layout_options(parser: argparse.ArgumentParser) -> None:
                         help="workers in all, each training one cell at a time (default: one per device slot here; "
                         "one array element's on SLURM)")
     parser.add_argument("--workers-per-device", "--per-device", dest="workers_per_device", type=int, default=1,
-                        metavar="K", help="workers sharing one GPU, for tiny proxies (default 1; --per-device: the old spelling)")
+                        metavar="K",
+                        help="workers sharing one GPU, for tiny proxies (default 1; --per-device: the old spelling)")
     parser.add_argument("--devices-per-cell", type=int, default=1, metavar="N",
                         help="devices every cell trains on, one process each, the batch split evenly (default 1)")
     parser.add_argument("--strategy", default="ddp", metavar="ddp|fsdp",

@@ -14,15 +14,18 @@ SLURM_ONLY = ("partition", "gpus_per_element", "gpu_type", "cpus_per_worker", "m
 def add_slurm_options(parser: argparse.ArgumentParser) -> None:
     """--backend, --follow and the options of the SLURM backend."""
     parser.add_argument("--backend", choices=("local", "slurm"), default="local",
-                        help="local: worker processes here (default); slurm: a job array through submitit (docs/cluster.md)")
+                        help="local: worker processes here (default); slurm: a job array through submitit "
+                        "(docs/cluster.md)")
     parser.add_argument("--follow", action="store_true",
                         help="attach to a sweep submitted to SLURM: the live display until it ends, then its closing "
                         "(compaction, the report's last page) if the array has not done it")
-    group = parser.add_argument_group("SLURM backend (--backend slurm): array elements, each one allocation on one node "
-                                      "holding some of the --workers")
+    group = parser.add_argument_group("SLURM backend (--backend slurm): array elements, each one allocation on one "
+                                      "node holding some of the --workers")
     group.add_argument("--partition", metavar="P", help="partition (default: the cluster's default)")
-    group.add_argument("--gpus-per-element", type=int, metavar="G", help="GPUs each array element holds (default 0: CPU)")
-    group.add_argument("--gpu-type", metavar="T", help="the GPUs' type as the cluster names it (a100, h100): --gpus-per-node=T:G")
+    group.add_argument("--gpus-per-element", type=int, metavar="G",
+                       help="GPUs each array element holds (default 0: CPU)")
+    group.add_argument("--gpu-type", metavar="T",
+                       help="the GPUs' type as the cluster names it (a100, h100): --gpus-per-node=T:G")
     group.add_argument("--cpus-per-worker", "--cpus-per-task", dest="cpus_per_worker", type=int, metavar="C",
                        help="CPUs for each process of a worker, its torch threads (default: SLURM's, usually 1; "
                        "--cpus-per-task: the old spelling)")
@@ -31,13 +34,16 @@ def add_slurm_options(parser: argparse.ArgumentParser) -> None:
                        "and requeues itself (default 1:00:00)")
     group.add_argument("--account", metavar="A", help="SLURM account to charge")
     group.add_argument("--qos", metavar="Q", help="quality of service")
-    group.add_argument("--array-parallelism", type=int, metavar="N", help="array elements running at once (default: all)")
-    group.add_argument("--python", metavar="PATH", help="the interpreter the tasks run (default: this one; refused when "
+    group.add_argument("--array-parallelism", type=int, metavar="N",
+                       help="array elements running at once (default: all)")
+    group.add_argument("--python", metavar="PATH",
+                       help="the interpreter the tasks run (default: this one; refused when "
                        "compute nodes cannot see it), or a command the --setup lines put on PATH")
     group.add_argument("--setup", action="append", default=[], metavar="LINE",
                        help="a shell line each element runs first, e.g. 'module load cuda/12.4' (repeatable)")
     group.add_argument("--sbatch", action="append", default=[], metavar="KEY=VALUE",
-                       help="any other sbatch option, e.g. constraint=a100, exclude=node07, or a flag: exclusive (repeatable)")
+                       help="any other sbatch option, e.g. constraint=a100, exclude=node07, or a flag: exclusive "
+                       "(repeatable)")
     group.add_argument("--wait", action="store_true", help="follow the live display until the sweep ends (default: "
                        "return with the job ids)")
 
@@ -76,8 +82,8 @@ def slurm_launcher(args, results_dir: Path, sweep: str, layout, report: list[str
 
 def submit(launcher, args) -> int:
     """Submit (unless every cell is finished), print the job ids and how to follow them; --wait follows."""
-    from experiments.workers.progress import ProgressReader
     from experiments.backends.slurm.logs import slurm_dir
+    from experiments.workers.progress import ProgressReader
 
     if getattr(args, "warning", None):
         print(f"harness sweep: warning: {args.warning}", file=sys.stderr)
@@ -89,7 +95,8 @@ def submit(launcher, args) -> int:
     array = jobs[0].split("_")[0]
     workers = launcher.workers_per_element
     print(f"submitted job {array}: {len(jobs)} array element{'s' if len(jobs) > 1 else ''} × "
-          f"{workers} worker{'s' if workers > 1 else ''}, logs under {slurm_dir(launcher.results_dir)}/", file=sys.stderr)
+          f"{workers} worker{'s' if workers > 1 else ''}, logs under {slurm_dir(launcher.results_dir)}/",
+          file=sys.stderr)
     print(" ".join(jobs))
     if not args.wait:
         print(f"  follow: harness sweep {args.ablation} --follow --results {launcher.results_dir}\n"

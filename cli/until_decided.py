@@ -31,7 +31,8 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-seeds", type=int, metavar="N",
                         help=f"with --until-decided: at most N seeds per (arm, lr) (default {DEFAULT_MAX_SEEDS})")
     parser.add_argument("--seed-batch", type=int, metavar="K",
-                        help=f"with --until-decided: seeds added per round to each undecided (arm, lr) (default {DEFAULT_SEED_BATCH})")
+                        help="with --until-decided: seeds added per round to each undecided (arm, lr) (default "
+                        f"{DEFAULT_SEED_BATCH})")
     parser.set_defaults(keep_cells=None)  # a round's plan filter (set by `run`, applied by sweep.plan_sweep)
 
 
@@ -63,8 +64,8 @@ def _check_plan(plan, max_seeds: int, seeds: int) -> None:
         raise ConfigError(f"ablation {plan.name!r} is a search (tune=): --until-decided adds seeds to a grid's cells, "
                           "and a search has none.")
     if plan.ablation.ladder is not None:
-        raise ConfigError(f"ablation {plan.name!r} is a scale ladder: --until-decided adds seeds to a grid's comparisons "
-                          "at one scale; give the ladder's rungs their seeds (ladder(seeds=...)) instead.")
+        raise ConfigError(f"ablation {plan.name!r} is a scale ladder: --until-decided adds seeds to a grid's "
+                          "comparisons at one scale; give the ladder's rungs their seeds (ladder(seeds=...)) instead.")
     if len(plan.arms) < 2:
         raise ConfigError(f"ablation {plan.name!r} has one arm: there is no comparison with a baseline to decide, "
                           "so no seeds to add.")
@@ -141,7 +142,8 @@ def run(args: argparse.Namespace) -> int:
         round_args = argparse.Namespace(**{**vars(args), "until_decided": False, "max_seeds": None, "seed_batch": None,
                                            "seeds": max_seeds, "keep_cells": _round_filter(counts, first_seed, seeds),
                                            "seeding_round": record if added else None})
-        print(f"harness sweep: --until-decided round {number}: up to {max(counts.values())} seeds an (arm, lr)", file=sys.stderr)
+        print(f"harness sweep: --until-decided round {number}: up to {max(counts.values())} seeds an (arm, lr)",
+              file=sys.stderr)
         code = sweep(round_args)
         if code != 0:
             return code
@@ -150,12 +152,14 @@ def run(args: argparse.Namespace) -> int:
         for key in targets:
             test = decisions[key]
             state = (f"{test.verdict} at {test.decided_at} matched seeds" if test.decided_at else
-                     f"undecided after {test.n} matched seeds" + ("" if key in undecided else f" (--max-seeds {max_seeds})"))
+                     f"undecided after {test.n} matched seeds" + ("" if key in undecided else " (--max-seeds "
+                                                                  f"{max_seeds})"))
             print(f"  {_label(key)}: {state}", file=sys.stderr)
         if not undecided:
             left = sum(1 for key in targets if decisions[key].verdict == Verdict.UNDECIDED)
             print(f"harness sweep: --until-decided: {len(targets) - left} of {len(targets)} comparisons decided after "
-                  f"{number} rounds" + (f"; {left} undecided at --max-seeds {max_seeds}" if left else ""), file=sys.stderr)
+                  f"{number} rounds" + (f"; {left} undecided at --max-seeds {max_seeds}" if left else ""),
+                  file=sys.stderr)
             return 0
         targets = grow(targets, undecided, batch, max_seeds)
     return 0

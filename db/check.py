@@ -176,6 +176,7 @@ def affects(check: Check, finding: Finding) -> str:
             return f"the history of sweep {finding.sweep} (`harness sweeps {finding.sweep} --history`)"
         return (f"sweep {finding.sweep}: left out of every listing; compare, summary, report and sweep --status "
                 "refuse it")
+    assert finding.run_id is not None  # what is left: a run's findings
     return f"run {finding.run_id} ({_cells_of(check, finding.run_id)}): shown as damaged, and refused by compare, " \
            "summary and report"
 

@@ -5,9 +5,9 @@ merged shard is published (temp file + rename) before any original is deleted, a
 catalog reads only the merged one; an interrupted compact is finished by the next. Only segments with a
 status shard (closed writers) are touched, and only segments whose every shard validates and reads back
 whole (an unreadable or damaged one leaves its segment as it was, with a warning). Connections opened
-before a compact must reconnect, since the files they listed are gone. It also deletes temp files that killed writers left more than an
-hour ago, and last writes the catalog index (`db/index.py`) so that connecting to a large store reads a
-few files instead of thousands. One compaction runs at a time (`compaction_lock`): a second one waits, then
+before a compact must reconnect, since the files they listed are gone. It also deletes temp files that killed writers
+left more than an hour ago, and last writes the catalog index (`db/index.py`) so that connecting to a large store reads
+a few files instead of thousands. One compaction runs at a time (`compaction_lock`): a second one waits, then
 finds little left to do.
 """
 
@@ -135,7 +135,8 @@ def _compact(results_dir: str | os.PathLike, stale_temp_after_s: float) -> int:
             if merged is None:
                 continue
             first, last = shard_span(files[0].name)[1], shard_span(files[-1].name)[2]
-            publish(files[0].parent / compacted_shard_name(segment, first, last), merged.replace_schema_metadata(None), table)
+            publish(files[0].parent / compacted_shard_name(segment, first, last), merged.replace_schema_metadata(None),
+                    table)
             for f in files:
                 f.unlink()
             changed.add((run_id, segment))

@@ -16,7 +16,8 @@ from db.paths import resolve_results_dir
 from db.schema import read_version_file
 from db.views import create_views
 
-HOW_TO_CREATE = "create some with `harness run --preset tiny --steps 200`, or point --results / $HARNESS_RESULTS at an existing results directory"
+HOW_TO_CREATE = ("create some with `harness run --preset tiny --steps 200`, or point --results / $HARNESS_RESULTS at "
+                 "an existing results directory")
 
 
 def load_catalog(results_dir: str | os.PathLike | None = None) -> Catalog:
@@ -52,7 +53,8 @@ def connect(results_dir: str | os.PathLike | None = None):
 
 
 def engine(results_dir: str | os.PathLike | None = None):
-    """A SQLAlchemy engine (duckdb-engine) over the same views, e.g. for `pandas.read_sql("select * from runs", engine)`.
+    """A SQLAlchemy engine (duckdb-engine) over the same views, e.g. for `pandas.read_sql("select * from runs",
+    engine)`.
 
     Every checkout opens a fresh in-memory DuckDB with fresh views (no pooling), so each query sees the
     shards published by then.

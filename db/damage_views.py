@@ -20,7 +20,7 @@ from db.validate import kind_of
 
 def _rows(catalog: Catalog, plans: SweepFiles) -> list[tuple]:
     root = catalog.results_dir
-    rows = []
+    rows: list[tuple] = []
     for path, problem in catalog.problems.items():
         relative = os.path.relpath(path, root)
         rows.append((relative, kind_of(relative), problem, relative.split(os.sep)[1], None))

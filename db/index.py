@@ -73,8 +73,8 @@ def _stats_table(con, catalog) -> None:
     parameters because building Arrow arrays from Python imports pandas (0.7 s of a sweep's closing compaction)."""
     paths = sorted(catalog.stats)
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE _shard_stats AS SELECT unnest(?::VARCHAR[]) AS path, unnest(?::VARCHAR[]) AS _source, "
-        "unnest(?::BIGINT[]) AS _size, unnest(?::BIGINT[]) AS _mtime_ns",
+        "CREATE OR REPLACE TEMP TABLE _shard_stats AS SELECT unnest(?::VARCHAR[]) AS path, unnest(?::VARCHAR[]) AS "
+        "_source, unnest(?::BIGINT[]) AS _size, unnest(?::BIGINT[]) AS _mtime_ns",
         [paths, [os.path.relpath(p, catalog.results_dir) for p in paths],
          [catalog.stats[p][0] for p in paths], [catalog.stats[p][1] for p in paths]],
     )
@@ -91,10 +91,13 @@ def write_index(con, catalog) -> None:
             listing = ", ".join(map(quote_literal, catalog.files[table]))
             rows = con.sql(
                 f"SELECT r.* EXCLUDE (filename), s._source, s._size, s._mtime_ns FROM read_parquet([{listing}], "
-                "union_by_name = true, filename = true) r JOIN _shard_stats s ON r.filename = s.path ORDER BY r.filename"
+                "union_by_name = true, filename = true) r JOIN _shard_stats s ON r.filename = s.path ORDER BY "
+                "r.filename"
             ).to_arrow_table()
         else:
-            columns = [pa.field("_source", pa.string()), pa.field("_size", pa.int64()), pa.field("_mtime_ns", pa.int64())]
+            columns = [pa.field("_source", pa.string()), pa.field("_size", pa.int64()),
+                       pa.field("_mtime_ns", pa.int64())]
             rows = pa.Table.from_batches([], schema=pa.schema([*schema, *columns]))  # not empty_table(): pandas
         publish(root / f"{table}.parquet", rows, "index")
-    publish(root / "shards.parquet", con.sql("SELECT _source, _size, _mtime_ns FROM _shard_stats ORDER BY path").to_arrow_table(), "index")
+    publish(root / "shards.parquet",
+            con.sql("SELECT _source, _size, _mtime_ns FROM _shard_stats ORDER BY path").to_arrow_table(), "index")

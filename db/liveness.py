@@ -40,4 +40,5 @@ def dead_segments(con) -> list[tuple[str, int]]:
         "WHERE m.status IS NULL"
     ).fetchall()
     here = socket.gethostname()
-    return [(run_id, segment) for run_id, segment, host, pid in rows if host == here and pid is not None and not pid_alive(pid)]
+    return [(run_id, segment) for run_id, segment, host, pid in rows
+            if host == here and pid is not None and not pid_alive(pid)]

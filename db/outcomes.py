@@ -80,9 +80,9 @@ def why_refused(run_path: Path, generation: int) -> str | None:
     return f"the outcome of claim {generation} ({slot_path(run_path, generation)}) is unreadable"
 
 
-def _finish_publication(run_path: Path, slot: Path, outcome: Outcome) -> None:
+def _finish_publication(run_path: Path, slot: Path, segment: int) -> None:
     """Give a status found in a slot its reader-visible name (idempotent: the closer may have done it)."""
-    status = Path(run_path) / "status" / segment_shard_name(outcome.segment)
+    status = Path(run_path) / "status" / segment_shard_name(segment)
     status.parent.mkdir(parents=True, exist_ok=True)
     try:
         os.link(slot, status)
@@ -108,7 +108,7 @@ def fence_earlier(run_path: Path, generation: int) -> str | None:
                 pass
             outcome = read_slot(slot)
             if outcome is not None and outcome.segment is not None:
-                _finish_publication(run_path, slot, outcome)
+                _finish_publication(run_path, slot, outcome.segment)
                 result = outcome.status if outcome.status in RESULTS else result
     finally:
         tombstone.unlink()
@@ -132,5 +132,6 @@ def publish_outcome(run_path: Path, generation: int, segment: int, status_table:
         if not slot.exists():
             raise
         status, reason = status_table.column("status")[0].as_py(), why_refused(run_path, generation)
-        raise SupersededError(f"run {Path(run_path).name!r} segment {segment}: status {status!r} not recorded: {reason}") from None
-    _finish_publication(run_path, slot, Outcome(segment=segment))
+        raise SupersededError(f"run {Path(run_path).name!r} segment {segment}: status {status!r} not recorded: "
+                              f"{reason}") from None
+    _finish_publication(run_path, slot, segment)

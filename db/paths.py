@@ -31,7 +31,8 @@ def resolve_results_dir(arg: str | os.PathLike | None = None) -> Path:
 
 
 def check_run_id(run_id: str) -> None:
-    """Run ids become folder names, so they must be plain: letters, digits and `._=+-`, not starting with one of those."""
+    """Run ids become folder names, so they must be plain: letters, digits and `._=+-`, not starting with one of
+    those."""
     if not isinstance(run_id, str) or not RUN_ID_PATTERN.match(run_id):
         raise DbError(
             f"run_id={run_id!r} is invalid: use 1-200 characters from letters, digits and '._=+-', "

@@ -50,7 +50,7 @@ class SweepFiles:
 
 def _stamps(folder: Path) -> list[tuple | None]:
     """(inode, size, mtime_ns) of the description and the plan, None for one that is not there."""
-    found = []
+    found: list[tuple | None] = []
     for path in (folder / SWEEP_FILE, folder / CELLS_FILE):
         try:
             stat = path.stat()
@@ -66,6 +66,7 @@ def _check_once(folder: Path, sweep: str) -> tuple[dict, list[Path]] | Damaged:
     record, problem = meta_problem(meta, sweep)
     if problem:
         return Damaged(meta, sweep, problem)
+    assert record is not None  # no problem: a record
     problem = plan_problem(cells, sweep, record.get("n_cells"))
     if problem:
         return Damaged(cells, sweep, problem)
@@ -89,7 +90,8 @@ def check_sweep(folder: Path, sweep: str) -> tuple[dict, list[Path]] | Damaged:
         before = _stamps(folder)
         found = _check_once(folder, sweep)
         after = _stamps(folder)
-        replacing = after != before or (None not in after and after[1][2] > after[0][2])
+        description, plan = after
+        replacing = after != before or (description is not None and plan is not None and plan[2] > description[2])
         if not isinstance(found, Damaged) or not replacing or time.monotonic() > deadline:
             return found
         time.sleep(0.01)
@@ -162,6 +164,7 @@ def read_plan_at(folder: Path, sweep: str) -> list[dict]:
     record, problem = meta_problem(Path(folder) / SWEEP_FILE, sweep)
     if problem:
         raise Damaged(Path(folder) / SWEEP_FILE, sweep, problem).error()
+    assert record is not None  # no problem: a record
     problem = plan_problem(path, sweep, record.get("n_cells"))
     if problem:
         raise Damaged(path, sweep, problem).error()
@@ -178,5 +181,6 @@ def plan_history(results_dir: str | os.PathLike, sweep: str) -> list[dict[str, A
             record, problem = meta_problem(meta, sweep)
             if problem:
                 raise Damaged(meta, sweep, problem).error()
+            assert record is not None  # no problem: a record
             found.append({**record, "replaced": int(name)})
     return found

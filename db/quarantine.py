@@ -38,6 +38,7 @@ class Repair:
 
 def _run_units(check: Check, finding: Finding) -> tuple[list[str], list[str]]:
     run = finding.run_id
+    assert run is not None  # a run's finding names it
     cells = check.cells.get(run, [])
     lines = [f"the next `harness sweep` of {sweep} trains {label} ({run}) again" for sweep, label in cells]
     return ([f"{RUNS_DIR}/{run}", f"{CHECKPOINTS_DIR}/{run}"],
@@ -46,6 +47,7 @@ def _run_units(check: Check, finding: Finding) -> tuple[list[str], list[str]]:
 
 def _checkpoint_units(check: Check, finding: Finding) -> tuple[list[str], list[str]]:
     path = check.results_dir / finding.path
+    assert finding.run_id is not None  # a checkpoint's finding names its run
     links = [p for p in path.parent.iterdir() if p.is_symlink() and os.path.realpath(p) == os.path.realpath(path)]
     result = run_state(check.results_dir, finding.run_id).result
     line = (f"run {finding.run_id} keeps its result ({result}); `harness sample` finds no weights for it" if result else

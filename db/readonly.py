@@ -32,7 +32,8 @@ def check_read_only(con, sql: str) -> None:
         check_read_only(con, text[prefix.end():])
     elif kind != "SELECT":
         raise ReadOnlyQueryError(
-            f"{kind} statements are not allowed: queries are read-only (SELECT only); the results are changed only by runs."
+            f"{kind} statements are not allowed: queries are read-only (SELECT only); the results are changed only by "
+            "runs."
         )
 
 

@@ -47,7 +47,8 @@ def _cell(value: object) -> str:
 def text_table(table: pa.Table) -> str:
     """Columns aligned under their names; numbers right-aligned, NULL shown as NULL."""
     header = table.column_names
-    rows = [list(map(_cell, row)) for row in zip(*(column.to_pylist() for column in table.columns))]  # by position: names may repeat
+    # by position: names may repeat
+    rows = [list(map(_cell, row)) for row in zip(*(column.to_pylist() for column in table.columns))]
     widths = [max([len(name), *(len(row[i]) for row in rows)]) for i, name in enumerate(header)]
     numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) for t in table.schema.types]
 

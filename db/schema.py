@@ -75,11 +75,12 @@ def shard_metadata(table: str) -> dict[bytes, bytes]:
 def check_version(found: object, where: str) -> None:
     """Raise SchemaVersionError unless `found` names a version this code can read."""
     try:
-        version = int(found)  # type: ignore[arg-type]
+        version = int(found)  # type: ignore[call-overload]  # any value: what int() refuses names no version
     except (TypeError, ValueError):
         version = None
     if version is None or version < 1:
-        raise SchemaVersionError(f"{where} has an unknown schema version {found!r}; this harness reads versions 1..{SCHEMA_VERSION}.")
+        raise SchemaVersionError(f"{where} has an unknown schema version {found!r}; this harness reads versions "
+                                 f"1..{SCHEMA_VERSION}.")
     if version > SCHEMA_VERSION:
         raise SchemaVersionError(
             f"{where} was written with schema version {version}, newer than this harness reads "

@@ -20,7 +20,8 @@ def _write_temp(path: Path, table: pa.Table, table_name: str) -> Path:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     table = table.replace_schema_metadata({**(table.schema.metadata or {}), **shard_metadata(table_name)})
     with open(tmp, "wb") as sink:
-        pq.write_table(table, sink, compression="zstd", write_page_checksum=True)  # lets a deep check catch damaged pages
+        # lets a deep check catch damaged pages
+        pq.write_table(table, sink, compression="zstd", write_page_checksum=True)
         sink.flush()
         os.fsync(sink.fileno())
     return tmp

@@ -19,7 +19,8 @@ from db.plans import sweep_files
 from db.sql import quote_literal
 from db.sweeps import CELL_SCHEMA
 
-PLAN_COLUMNS = ["sweep", "arm", "arm_label", "lr", "seed", "trial", "confirms", "run_id", "cell", "matched_residual", "steps", "arm_values"]
+PLAN_COLUMNS = ["sweep", "arm", "arm_label", "lr", "seed", "trial", "confirms", "run_id", "cell", "matched_residual",
+                "steps", "arm_values"]
 # Cells still to train: interrupted and crashed runs are resumed by the next worker that claims them.
 WAITING = ("pending", "interrupted", "crashed")
 
@@ -62,8 +63,8 @@ def create_sweep_views(con, catalog: Catalog) -> None:
             ELSE coalesce(r.status, 'pending') END AS status
         FROM _plans p LEFT JOIN runs r USING (run_id)
         UNION ALL BY NAME
-        SELECT r.sweep, r.arm, NULL::VARCHAR AS arm_label, {run_lr}::DOUBLE AS lr, r.seed, NULL::BIGINT AS trial, NULL::BIGINT AS confirms, r.run_id,
-            NULL::BIGINT AS cell,
+        SELECT r.sweep, r.arm, NULL::VARCHAR AS arm_label, {run_lr}::DOUBLE AS lr, r.seed, NULL::BIGINT AS trial,
+            NULL::BIGINT AS confirms, r.run_id, NULL::BIGINT AS cell,
             NULL::DOUBLE AS matched_residual, NULL::BIGINT AS steps, NULL::VARCHAR AS arm_values, r.status
         FROM runs r
         WHERE r.sweep IS NOT NULL AND r.sweep NOT IN (SELECT sweep FROM _plans)

@@ -5,8 +5,8 @@
 on any host, can train a cell from the results directory alone. Both files are replaced atomically on
 each launch. A search's trials are cells made as the search goes, and so are the confirmation cells that rerun
 a finished search's chosen configuration on fresh seeds (`confirms`: the trial they confirm): each is one
-write-once file under `trials/`. Membership lives here rather than in a run's manifest, so one run can serve several sweeps.
-Reading them back, each file checked, is db/plans.py.
+write-once file under `trials/`. Membership lives here rather than in a run's manifest, so one run can serve several
+sweeps. Reading them back, each file checked, is db/plans.py.
 """
 
 from __future__ import annotations
@@ -31,12 +31,13 @@ CELLS_FILE = "cells.parquet"
 SWEEP_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]{0,199}$")
 
 CELL_SCHEMA = pa.schema([
-    ("sweep", pa.string()), ("arm", pa.string()), ("arm_label", pa.string()), ("lr", pa.float64()), ("seed", pa.int64()),
-    ("trial", pa.int64()), ("confirms", pa.int64()), ("run_id", pa.string()), ("cell", pa.int64()),
-    ("matched_residual", pa.float64()), ("steps", pa.int64()), ("arm_values", pa.string()), ("model", pa.string()), ("train", pa.string()),
-    ("data", pa.string()),
+    ("sweep", pa.string()), ("arm", pa.string()), ("arm_label", pa.string()), ("lr", pa.float64()),
+    ("seed", pa.int64()), ("trial", pa.int64()), ("confirms", pa.int64()), ("run_id", pa.string()),
+    ("cell", pa.int64()), ("matched_residual", pa.float64()), ("steps", pa.int64()), ("arm_values", pa.string()),
+    ("model", pa.string()), ("train", pa.string()), ("data", pa.string()),
 ])
-META_FIELDS = ("question", "baseline", "axes", "source", "n_cells", "created_at", "studies", "trials", "primary", "seeding")
+META_FIELDS = ("question", "baseline", "axes", "source", "n_cells", "created_at", "studies", "trials", "primary",
+               "seeding")
 # What an ablation's question is about (`Ablation(primary=...)`, sweep.json's `primary`): the report leads with it.
 SIGNALS = ("loss", "divergence", "attn_logit", "lr_sensitivity")
 TRIALS_DIR = "trials"
@@ -72,12 +73,14 @@ def _plan_table(rows: list[dict[str, Any]]) -> pa.Table:
     from db.sql import quote_ident
 
     types = {pa.string(): "VARCHAR", pa.int64(): "BIGINT", pa.float64(): "DOUBLE"}
-    select = ", ".join(f"unnest(${i + 1}::{types[f.type]}[]) AS {quote_ident(f.name)}" for i, f in enumerate(CELL_SCHEMA))
+    select = ", ".join(f"unnest(${i + 1}::{types[f.type]}[]) AS {quote_ident(f.name)}"
+                       for i, f in enumerate(CELL_SCHEMA))
     columns = [[row.get(name) for row in rows] for name in CELL_SCHEMA.names]
     return duckdb.connect().sql(f"SELECT {select}", params=columns).to_arrow_table().cast(CELL_SCHEMA)
 
 
-def write_sweep(results_dir: str | os.PathLike, sweep: str, meta: Mapping[str, Any], cells: Iterable[Mapping[str, Any]]) -> Path:
+def write_sweep(results_dir: str | os.PathLike, sweep: str, meta: Mapping[str, Any],
+                cells: Iterable[Mapping[str, Any]]) -> Path:
     """Record sweep `sweep`'s description and plan (replacing an earlier launch's). `meta` may hold question,
     baseline, axes (list of switch names) and source; each cell row holds CELL_SCHEMA's columns (missing: NULL).
     Returns the sweep's folder."""
@@ -89,7 +92,8 @@ def write_sweep(results_dir: str | os.PathLike, sweep: str, meta: Mapping[str, A
     for i, row in enumerate(rows):
         bad = sorted(set(row) - set(CELL_SCHEMA.names))
         if bad:
-            raise DbError(f"write_sweep: cell {i} has unknown column(s) {', '.join(bad)}; valid: {', '.join(CELL_SCHEMA.names)}.")
+            raise DbError(f"write_sweep: cell {i} has unknown column(s) {', '.join(bad)}; valid: "
+                          f"{', '.join(CELL_SCHEMA.names)}.")
         row.setdefault("cell", i)
         row["sweep"] = sweep
     table = _plan_table(rows)
@@ -124,7 +128,8 @@ def write_trial(results_dir: str | os.PathLike, sweep: str, study: int, cell: Ma
     return _write_once(sweep_dir(results_dir, sweep) / TRIALS_DIR / f"s{study:04d}-t{row['trial']:06d}.parquet", row)
 
 
-def write_confirmation(results_dir: str | os.PathLike, sweep: str, study: int, index: int, cell: Mapping[str, Any]) -> Path:
+def write_confirmation(results_dir: str | os.PathLike, sweep: str, study: int, index: int,
+                       cell: Mapping[str, Any]) -> Path:
     """Record confirmation cell `index` of study number `study` (a cell row with `confirms`, the trial it
     reruns on a fresh seed, and no `trial`), once."""
     check_sweep_name(sweep)

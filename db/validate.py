@@ -96,7 +96,9 @@ def shard_problem(path: str, size: int, table: str, deep: bool = False) -> str |
     """What is wrong with the `table` shard at `path` (`size` bytes), or None; a newer schema version raises.
     Manifest and status shards are always read whole; data shards only when `deep`."""
     file, problem = open_parquet(path, size)
-    problem = problem or _stamp_problem(file.metadata, path, table)
+    if file is None:
+        return problem
+    problem = _stamp_problem(file.metadata, path, table)
     if problem or not (deep or table in ROW_TABLES):
         return problem
     rows, problem = read_whole(file)
@@ -122,6 +124,7 @@ def plan_problem(path: str | os.PathLike, sweep: str, n_cells: int | None = None
     rows, problem = (None, problem) if problem else read_whole(file)
     if problem:
         return problem
+    assert rows is not None  # no problem: rows
     if n_cells is not None and rows.num_rows != n_cells:
         said = f"its sweep.json says {n_cells}" if Path(path).name == "cells.parquet" else f"its writer wrote {n_cells}"
         return f"{rows.num_rows} cells where {said}"
@@ -167,6 +170,7 @@ def index_rows(path: str | os.PathLike) -> tuple[pa.Table | None, str | None]:
     rows, problem = (None, problem) if problem else read_whole(file)
     if problem:
         return None, problem
+    assert rows is not None  # no problem: rows
     check_version((rows.schema.metadata or {}).get(VERSION_KEY, b"?").decode(errors="replace"), str(path))
     missing = [c for c in INDEX_COLUMNS if c not in rows.column_names]
     return (None, f"missing columns {missing}") if missing else (rows, None)

@@ -64,7 +64,8 @@ def _config_columns(con) -> list[str]:
     names = [row[0] for row in con.execute("DESCRIBE _manifests").fetchall() if row[0].startswith(CONFIG_PREFIX)]
     fixed = set(RUNS_LEADING) | set(RUNS_TRAILING)
     return [
-        f"f.{quote_ident(name)} AS {quote_ident(name if name[len(CONFIG_PREFIX):] in fixed else name[len(CONFIG_PREFIX):])}"
+        f"f.{quote_ident(name)} AS "
+        f"{quote_ident(name if name[len(CONFIG_PREFIX):] in fixed else name[len(CONFIG_PREFIX):])}"
         for name in sorted(names)
     ]
 
@@ -94,7 +95,8 @@ def _row_table(con, catalog: Catalog, table: str, name: str, schema: pa.Schema) 
     con.register("_indexed_rows", catalog.index.rows[table])
     con.execute(
         f"CREATE TABLE {name} AS SELECT * EXCLUDE ({', '.join(SOURCE_COLUMNS)}) FROM _indexed_rows "
-        f"WHERE _source IN (SELECT unnest($1::VARCHAR[])) UNION ALL BY NAME {_source(fresh, _fields(schema), union_by_name=True)}",
+        "WHERE _source IN (SELECT unnest($1::VARCHAR[])) UNION ALL BY NAME "
+        f"{_source(fresh, _fields(schema), union_by_name=True)}",
         [current],
     )
     con.unregister("_indexed_rows")
@@ -105,7 +107,8 @@ def _row_table(con, catalog: Catalog, table: str, name: str, schema: pa.Schema) 
 RUNS_VIEW_SQL = """
         CREATE VIEW runs AS
         WITH first_segment AS (
-            SELECT * EXCLUDE (status) FROM _counting QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY segment) = 1
+            SELECT * EXCLUDE (status) FROM _counting
+            QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY segment) = 1
         ), last_segment AS (
             SELECT run_id, max(segment) AS segment, count(*) AS n_segments, arg_max(host, segment) AS host
             FROM _counting GROUP BY run_id
@@ -150,7 +153,8 @@ def _segment_tables(con, catalog: Catalog) -> None:
     for name in PROVENANCE_COLUMNS:  # a store from before provenance
         kind = _DUCK_TYPES[MANIFEST_SCHEMA.field(name).type]
         con.execute(f"ALTER TABLE _manifests ADD COLUMN IF NOT EXISTS {quote_ident(name)} {kind}")
-    con.execute("CREATE VIEW _segments AS SELECT m.*, s.status FROM _manifests m LEFT JOIN _status s USING (run_id, segment)")
+    con.execute("CREATE VIEW _segments AS SELECT m.*, s.status FROM _manifests m LEFT JOIN _status s USING (run_id, "
+                "segment)")
     con.execute(f"CREATE TABLE _counting AS {COUNTING_SEGMENTS_SQL}")
     # Rows to hide: a counting segment's from the start step of a later counting one (a resume), and every row
     # of a segment that does not count (from step 0).

@@ -58,7 +58,8 @@ def _check_open_arguments(run_id: str, resume: bool, resume_from_step, flush_row
     """DbError for an invalid run id, a resume step that contradicts `resume`, a bad flush size or claim."""
     check_run_id(run_id)
     if resume and resume_from_step is None:
-        raise DbError(f"resume_from_step=None is invalid for resume=True (run {run_id!r}): pass the step the run resumes from.")
+        raise DbError(f"resume_from_step=None is invalid for resume=True (run {run_id!r}): pass the step the run "
+                      "resumes from.")
     if not resume and resume_from_step is not None:
         raise DbError(f"resume_from_step={resume_from_step!r} is only valid with resume=True (run {run_id!r}).")
     if not isinstance(flush_rows, int) or flush_rows < 1:
@@ -107,7 +108,8 @@ def _fence(path: Path, run_id: str, claim: int | None) -> None:
         return
     result = fence_earlier(path, claim)
     if result is not None:
-        raise SupersededError(f"run {run_id!r} has a result ({result}) from an earlier claim: claim {claim} opens no segment.")
+        raise SupersededError(f"run {run_id!r} has a result ({result}) from an earlier claim: claim {claim} opens no "
+                              "segment.")
     reason = why_refused(path, claim)
     if reason is not None:
         raise SupersededError(f"run {run_id!r}: claim {claim} opens no segment: {reason}.")
@@ -131,7 +133,8 @@ class RunWriter:
         self._metrics = ScalarBuffer(run_id, segment)
         self._layers = LayerBuffer(run_id, segment)
         self._events = EventBuffer(run_id, segment)
-        self._buffers = {"metrics": self._metrics, "layer_metrics": self._layers, "events": self._events}
+        self._buffers: dict[str, ScalarBuffer | LayerBuffer | EventBuffer] = {
+            "metrics": self._metrics, "layer_metrics": self._layers, "events": self._events}
         self._pending = 0
         self._next_seq = 0
         self._last_flush = time.monotonic()
@@ -175,7 +178,8 @@ class RunWriter:
         path = run_dir(results_dir, run_id)
         segments = _existing_segments(path)
         if segments and not resume:
-            raise DbError(f"run {run_id!r} already exists in {results_dir}; pass resume=True to continue it, or pick a new run_id.")
+            raise DbError(f"run {run_id!r} already exists in {results_dir}; pass resume=True to continue it, or pick a "
+                          "new run_id.")
         _fence(path, run_id, claim)
         segment = segments[-1] + 1 if segments else 0
         manifest = _manifest_table(run_id, segment, start_step, identity, config or {}, claim, provenance)
@@ -232,7 +236,8 @@ class RunWriter:
         step = _check_step(step)
         if type(kind) is not str or not kind:
             raise DbError(f"event kind={kind!r} is invalid: must be a non-empty string.")
-        self._events.add(step, kind, None if value is None else float(value), None if detail is None else str(detail), _now())
+        self._events.add(step, kind, None if value is None else float(value), None if detail is None else str(detail),
+                         _now())
         self._rows_added(1)
 
     def flush(self) -> None:
@@ -244,7 +249,8 @@ class RunWriter:
         self._pending = 0
         self._last_flush = time.monotonic()
 
-    def close(self, status: str = "completed", *, diverged_at_step: int | None = None, summary: Mapping[str, Any] | None = None) -> None:
+    def close(self, status: str = "completed", *, diverged_at_step: int | None = None,
+              summary: Mapping[str, Any] | None = None) -> None:
         """Flush and record how the segment ended: `completed`, `diverged` (results), `failed` (raised; to retry) or
         `interrupted` (stopped on request after a checkpoint; to resume). A writer under a claim generation that
         was fenced out meanwhile records nothing (not even its last rows) and raises `SupersededError`."""
@@ -253,11 +259,13 @@ class RunWriter:
             raise DbError(f"status={status!r} is invalid; valid options: {', '.join(map(repr, STATUSES))}.")
         if diverged_at_step is not None:
             if status != "diverged":
-                raise DbError(f"diverged_at_step={diverged_at_step!r} is only valid with status='diverged', not {status!r}.")
+                raise DbError(f"diverged_at_step={diverged_at_step!r} is only valid with status='diverged', not "
+                              f"{status!r}.")
             diverged_at_step = _check_step(diverged_at_step)
         if self.claim is not None and (reason := why_refused(self.path, self.claim)) is not None:
             self.closed = True
-            raise SupersededError(f"run {self.run_id!r} segment {self.segment}: status {status!r} not recorded: {reason}")
+            raise SupersededError(f"run {self.run_id!r} segment {self.segment}: status {status!r} not recorded: "
+                                  f"{reason}")
         self.flush()
         row = {
             "run_id": [self.run_id], "segment": [self.segment], "status": [status], "finished_at": [_now()],

@@ -15,7 +15,8 @@ from harness.model.transformer import Transformer
 STRATEGIES = ("greedy", "sample", "beam")
 
 
-def _validate(strategy: str, max_new_tokens: int, temperature: float, top_k: int | None, top_p: float, num_beams: int) -> None:
+def _validate(strategy: str, max_new_tokens: int, temperature: float, top_k: int | None, top_p: float,
+              num_beams: int) -> None:
     check_choice("generate", "strategy", strategy, STRATEGIES)
     if not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool) or max_new_tokens < 0:
         raise ConfigError(f"generate.max_new_tokens={max_new_tokens!r} is invalid: must be an integer ≥ 0.")
@@ -134,7 +135,8 @@ def generate(
     """
     _validate(strategy, max_new_tokens, temperature, top_k, top_p, num_beams)
     if prompt_ids.dim() not in (1, 2) or prompt_ids.shape[-1] == 0:
-        raise ConfigError(f"generate.prompt_ids has shape {tuple(prompt_ids.shape)}: expected (T,) or (B, T) with T ≥ 1.")
+        raise ConfigError(f"generate.prompt_ids has shape {tuple(prompt_ids.shape)}: expected (T,) or (B, T) with T ≥ "
+                          "1.")
     cfg = model.cfg
     if cfg.positions == "learned" and prompt_ids.shape[-1] + max_new_tokens > cfg.max_seq_len:
         raise ConfigError(
@@ -147,7 +149,8 @@ def generate(
     eos_ok = isinstance(eos_id, int) and not isinstance(eos_id, bool) and 0 <= eos_id < cfg.vocab_size
     if eos_id is not None and not eos_ok:
         raise ConfigError(f"generate.eos_id={eos_id!r} is invalid: must be {token_ids}, or None.")
-    in_vocab = prompt_ids.dtype in (torch.int64, torch.int32) and bool(((prompt_ids >= 0) & (prompt_ids < cfg.vocab_size)).all())
+    in_vocab = (prompt_ids.dtype in (torch.int64, torch.int32)
+                and bool(((prompt_ids >= 0) & (prompt_ids < cfg.vocab_size)).all()))
     if not in_vocab:
         raise ConfigError(
             f"generate.prompt_ids ({prompt_ids.dtype}) is invalid: every entry must be {token_ids} (int64 or int32)."

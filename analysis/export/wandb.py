@@ -12,13 +12,16 @@ import hashlib
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 from analysis.export.runs import SweepRuns
 
 SUMMARY_KEY = "harness"
 # Offline, silent and nothing collected beyond the runs themselves (no git state, code, console or system stats).
-SETTINGS = {"mode": "offline", "silent": True, "console": "off", "disable_git": True, "disable_code": True,
-            "save_code": False, "x_disable_stats": True, "x_disable_meta": True, "x_disable_machine_info": True}
+SETTINGS: dict[str, Any] = {
+    "mode": "offline", "silent": True, "console": "off", "disable_git": True, "disable_code": True, "save_code": False,
+    "x_disable_stats": True, "x_disable_meta": True, "x_disable_machine_info": True,
+}
 ENVIRONMENT = {"WANDB_MODE": "offline", "WANDB_ERROR_REPORTING": "false", "WANDB_SILENT": "true"}
 _NOT_IN_PROJECT_NAMES = re.compile(r"[/\\#?%:]")  # what W&B refuses in a project name (at most 128 characters)
 

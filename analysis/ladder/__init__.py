@@ -9,9 +9,10 @@ rung's decisions match the largest rung's.
     analyse      all of it for one sweep: `analyse_ladder` → `LadderAnalysis`
 
 numpy, scipy and pandas only (no torch). Used by `harness compare --ladder`, `harness plot ladder` and the report
-when the sweep is a ladder, and never on `harness compare`'s plain path: this file holds two constants and imports nothing, so asking
-whether a sweep is a ladder (`points.is_ladder`) does not load the fitting code (docs/analysis.md).
+when the sweep is a ladder, and never on `harness compare`'s plain path: this file holds two constants and imports
+nothing, so asking whether a sweep is a ladder (`points.is_ladder`) does not load the fitting code (docs/analysis.md).
 """
 
-RUNG_FIELDS = ("d_model", "n_layers")  # what a run's rung is (= experiments.declare.ladder.RUNG_FIELDS; analysis imports no experiments)
+# what a run's rung is (= experiments.declare.ladder.RUNG_FIELDS; analysis imports no experiments)
+RUNG_FIELDS = ("d_model", "n_layers")
 SEPARATOR = "@"  # a ladder's arm is `<grid arm>@<rung>` (= experiments.plan.rungs.RUNG_SEPARATOR)

@@ -49,4 +49,5 @@ def analyse_ladder(sweep: Sweep, metric: str, baseline: str | None = None, targe
     axis = "params" if target_params is not None else "compute"
     target = resolve_target(data, axis, target_params if target_params is not None else target_flops)
     fits = {name: fit_ladder(data, name) for name in dict.fromkeys((axis, *axes))}
-    return LadderAnalysis(data, fits, target, extrapolate(fits[axis], target), decision_consistency(data), decided_pairs(data))
+    return LadderAnalysis(data, fits, target, extrapolate(fits[axis], target), decision_consistency(data),
+                          decided_pairs(data))

@@ -114,5 +114,6 @@ def fit_curve(c, y) -> Curve:
     ref = float(np.exp(np.log(np.unique(c)).mean()))
     x = np.log(c / ref)
     theta, converged = solve(x, y, starts(x, y))
-    note = "" if converged else f"did not converge to a falling power law (α = {theta[2]:.3g}; a curve needs 0 < α < {ALPHA_RANGE[1]:g})"
+    note = "" if converged else (f"did not converge to a falling power law (α = {theta[2]:.3g}; a curve needs 0 < α < "
+                                 f"{ALPHA_RANGE[1]:g})")
     return Curve(tuple(float(v) for v in theta), ref, converged, note)

@@ -33,7 +33,6 @@ from analysis.cells import MIN_EFFECT
 from analysis.ladder.decision_bootstrap import BOOTSTRAP_SEED, REPLICATES, accuracy_interval
 from analysis.ladder.decision_runs import DecisionRuns
 from analysis.ladder.decision_verdicts import DECIDED, ORDER, Decision, best_lrs, judge, pick, reference_class
-from analysis.stats import CONFIDENCE
 
 TARGET = 0.9
 RUNG_COLUMNS = ["rung", "compute", "compute_share", "decisions", "agree", "accuracy", "low", "high", "resolved_same",

@@ -43,9 +43,11 @@ def _bound_reason(curve: Curve, smallest_loss: float) -> str | None:
         return (f"the irreducible loss E ran to its bound (E = {curve.E:.2g}, under {E_FLOOR:.0%} of the smallest loss "
                 f"{smallest_loss:.3g}): the rungs do not bend towards a floor, so E is not identified")
     if alpha_hit:
-        return (f"the exponent α ran to its bound (α = {curve.alpha:.3g}, outside {ALPHA_BOUNDS[0]:g}–{ALPHA_BOUNDS[1]:g})")
+        return (f"the exponent α ran to its bound (α = {curve.alpha:.3g}, outside "
+                f"{ALPHA_BOUNDS[0]:g}–{ALPHA_BOUNDS[1]:g})")
     if a_hit:
-        return f"the reducible loss ran to its bound ({np.exp(curve.theta[1]):.2g} mid-ladder): nothing left to extrapolate"
+        return (f"the reducible loss ran to its bound ({np.exp(curve.theta[1]):.2g} mid-ladder): nothing left to "
+                "extrapolate")
     return None
 
 
@@ -63,7 +65,8 @@ def refusal(curve: Curve, rungs: int, boot: np.ndarray, rung_means: np.ndarray, 
     if len(valid):
         share = float(np.logical_or.reduce(bounds_hit(valid, smallest)).mean())
         if share > BOUND_SHARE:
-            return f"no extrapolation: {share:.0%} of the bootstrap fits put E, A or α at its bound (the fit is unstable)"
+            return (f"no extrapolation: {share:.0%} of the bootstrap fits put E, A or α at its bound (the fit is "
+                    "unstable)")
         predicted = predict(valid, curve.ref, target)
         low, high = np.nanquantile(predicted, [0.025, 0.975])
         spread = float(np.nanmax(rung_means) - np.nanmin(rung_means))

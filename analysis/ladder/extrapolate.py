@@ -24,11 +24,13 @@ from analysis.ladder.degenerate import refusal
 from analysis.ladder.fits import LadderFit, expanded_interval, points_of
 from analysis.ladder.points import LadderData
 
-DEFAULT_REACH = {"compute": 100, "params": 10}  # no target given: two decades of compute (one of size) past the largest rung
+# no target given: two decades of compute (one of size) past the largest rung
+DEFAULT_REACH = {"compute": 100, "params": 10}
 GRID = 2000
 AXIS_UNITS = {"compute": ("FLOPs", "--target-flops"), "params": ("parameters", "--target-params")}
-COLUMNS = ["arm", "rungs", "seeds", "diverged", "best_lrs", "E", "E_low", "E_high", "alpha", "alpha_low", "alpha_high", "A", "A_low", "A_high",
-           "predicted", "low", "high", "gap", "gap_low", "gap_high", "crossover", "cross_low", "cross_high", "crosses", "note"]
+COLUMNS = ["arm", "rungs", "seeds", "diverged", "best_lrs", "E", "E_low", "E_high", "alpha", "alpha_low", "alpha_high",
+           "A", "A_low", "A_high", "predicted", "low", "high", "gap", "gap_low", "gap_high", "crossover", "cross_low",
+           "cross_high", "crosses", "note"]
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,8 @@ class Target:
     def describe(self) -> str:
         """'1e+17 FLOPs', with '(the default: 100× the largest rung)' when none was asked for."""
         unit = AXIS_UNITS[self.axis][0]
-        return f"{self.value:.3g} {unit}" + ("" if self.given else f" (the default: {DEFAULT_REACH[self.axis]}× the largest rung)")
+        return f"{self.value:.3g} {unit}" + ("" if self.given else f" (the default: {DEFAULT_REACH[self.axis]}× the "
+                                             "largest rung)")
 
 
 def resolve_target(data: LadderData, axis: str, value: float | None) -> Target:
@@ -60,12 +63,14 @@ def resolve_target(data: LadderData, axis: str, value: float | None) -> Target:
 def crossings(theta_a: np.ndarray, ref_a, theta_b: np.ndarray, ref_b, low: float, high: float) -> np.ndarray:
     """The first x in [low, high] where curve a − curve b changes sign, per row of θ [..., 3]; NaN where none."""
     grid = np.geomspace(low, high, GRID)
-    diff = predict(theta_a[..., None, :], np.asarray(ref_a)[..., None], grid) - predict(theta_b[..., None, :], np.asarray(ref_b)[..., None], grid)
+    diff = (predict(theta_a[..., None, :], np.asarray(ref_a)[..., None], grid)
+            - predict(theta_b[..., None, :], np.asarray(ref_b)[..., None], grid))
     flips = np.sign(diff[..., :-1]) * np.sign(diff[..., 1:]) < 0
     found = flips.any(axis=-1)
     i = np.argmax(flips, axis=-1)
     d0, d1 = np.take_along_axis(diff, i[..., None], -1)[..., 0], np.take_along_axis(diff, i[..., None] + 1, -1)[..., 0]
-    log_x = np.log(grid[i]) + (np.log(grid[np.minimum(i + 1, GRID - 1)]) - np.log(grid[i])) * d0 / np.where(found, d0 - d1, 1.0)
+    log_x = (np.log(grid[i])
+             + (np.log(grid[np.minimum(i + 1, GRID - 1)]) - np.log(grid[i])) * d0 / np.where(found, d0 - d1, 1.0))
     return np.where(found, np.exp(log_x), np.nan)
 
 
@@ -78,7 +83,8 @@ def _crossover(fit: LadderFit, v: int, target: float) -> tuple[float, float, flo
     boot = crossings(fit.boot[:, v], refs[v], fit.boot[:, 0], refs[0], low, target)
     valid = ~np.isnan(fit.boot[:, v, 0]) & ~np.isnan(fit.boot[:, 0, 0])
     share = float(np.mean(~np.isnan(boot[valid]))) if valid.any() else np.nan
-    lo, hi = expanded_interval(boot[valid & ~np.isnan(boot)][:, None], min(fit.df[v], fit.df[0])) if share > 0 else ([np.nan], [np.nan])
+    lo, hi = (expanded_interval(boot[valid & ~np.isnan(boot)][:, None], min(fit.df[v], fit.df[0])) if share > 0
+              else ([np.nan], [np.nan]))
     return float(point), float(lo[0]), float(hi[0]), share
 
 
@@ -98,17 +104,18 @@ def refusals(fit: LadderFit, target: Target) -> list[str | None]:
 
 def _row(fit: LadderFit, v: int, target: Target, at: tuple[np.ndarray, np.ndarray], refused: list[str | None]) -> dict:
     data, curve = fit.data, fit.curves[v]
-    row = {"arm": data.labels[v], "rungs": int((~np.isnan(data.loss[v])).any(-1).sum()), "seeds": int(data.n_seeds[v].sum()),
-           "diverged": int(data.diverged[v].sum()), "best_lrs": " ".join("-" if np.isnan(lr) else f"{lr:g}" for lr in data.lr[v]),
-           "note": fit.notes[v]}
+    row = {"arm": data.labels[v], "rungs": int((~np.isnan(data.loss[v])).any(-1).sum()),
+           "seeds": int(data.n_seeds[v].sum()), "diverged": int(data.diverged[v].sum()),
+           "best_lrs": " ".join("-" if np.isnan(lr) else f"{lr:g}" for lr in data.lr[v]), "note": fit.notes[v]}
     if not fit.fitted(v):
         return row
     point, boot = at
     e_low, e_high = expanded_interval(np.exp(fit.boot[:, v, 0]), fit.df[v])
     a_low, a_high = expanded_interval(fit.boot[:, v, 2], fit.df[v])
-    big_a_low, big_a_high = expanded_interval(np.exp(fit.boot[:, v, 1] + fit.boot[:, v, 2] * np.log(curve.ref)), fit.df[v])
-    row |= {"E": curve.E, "E_low": e_low, "E_high": e_high, "alpha": curve.alpha, "alpha_low": a_low, "alpha_high": a_high,
-            "A": curve.A, "A_low": big_a_low, "A_high": big_a_high}
+    big_a_low, big_a_high = expanded_interval(np.exp(fit.boot[:, v, 1] + fit.boot[:, v, 2] * np.log(curve.ref)),
+                                              fit.df[v])
+    row |= {"E": curve.E, "E_low": e_low, "E_high": e_high, "alpha": curve.alpha, "alpha_low": a_low,
+            "alpha_high": a_high, "A": curve.A, "A_low": big_a_low, "A_high": big_a_high}
     notes = [f"{1 - share:.0%} of bootstrap fits did not converge" for share in [fit.converged_share()[v]] if share < 1]
     if refused[v]:
         row["note"] = "; ".join([refused[v], *notes])
@@ -123,7 +130,8 @@ def _row(fit: LadderFit, v: int, target: Target, at: tuple[np.ndarray, np.ndarra
         row |= {"gap": point[v] - point[0], "gap_low": g_low, "gap_high": g_high, "crossover": crossover,
                 "cross_low": c_low, "cross_high": c_high, "crosses": crosses}
         if np.isnan(crossover):
-            notes.append(f"no crossover with the baseline from the first rung to the target ({crosses:.0%} of bootstrap fits cross)")
+            notes.append(f"no crossover with the baseline from the first rung to the target ({crosses:.0%} of "
+                         "bootstrap fits cross)")
     row["note"] = "; ".join(notes)
     return row
 

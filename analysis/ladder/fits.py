@@ -74,7 +74,8 @@ def expanded_interval(samples: np.ndarray, df) -> tuple[np.ndarray, np.ndarray]:
         low, middle, high = np.nanquantile(samples, [tail, 0.5, 1 - tail], axis=0)
         widen = scipy_stats.t.ppf(1 - tail, np.maximum(df, 1)) / scipy_stats.norm.ppf(1 - tail)
     enough = (~np.isnan(samples)).mean(axis=0) >= 0.5
-    return np.where(enough, middle - (middle - low) * widen, np.nan), np.where(enough, middle + (high - middle) * widen, np.nan)
+    return (np.where(enough, middle - (middle - low) * widen, np.nan),
+            np.where(enough, middle + (high - middle) * widen, np.nan))
 
 
 def replicate_losses(loss: np.ndarray, replicates: int, rng: np.random.Generator) -> np.ndarray:

@@ -27,7 +27,6 @@ from analysis.scale import shown
 from analysis.sensitivity import run_losses
 
 
-
 @dataclass(frozen=True)
 class LadderData:
     """Arrays over [variant, rung(, seed)], the baseline variant first and rungs smallest first; `loss` is NaN
@@ -83,7 +82,8 @@ def ladder_runs(sweep: Sweep, metric: str) -> tuple[pd.DataFrame, list[str]]:
     spans = runs.groupby("variant")["rung"].nunique()
     if spans.empty or spans.max() < 2:
         raise AnalysisError(f"sweep {sweep.info.name!r} is not a ladder: no arm has finished runs at two sizes "
-                            f"({' and '.join(RUNG_FIELDS)}); declare one with Ablation(ladder=ladder(...)) (docs/sweeps.md).")
+                            f"({' and '.join(RUNG_FIELDS)}); declare one with Ablation(ladder=ladder(...)) "
+                            "(docs/sweeps.md).")
     return runs, [*sql, sizes_sql]
 
 
@@ -102,7 +102,8 @@ def baseline_variant(sweep: Sweep, variants, baseline: str | None) -> str:
         return by_label.get(baseline, baseline)
     if baseline is None or baseline in sweep.arms:
         return resolve_baseline(sweep, baseline).split(SEPARATOR, 1)[0]
-    raise AnalysisError(f"baseline {baseline!r} is not an arm of ladder {sweep.info.name!r}" + suggestion(baseline, variants, "arms"))
+    raise AnalysisError(f"baseline {baseline!r} is not an arm of ladder {sweep.info.name!r}"
+                        + suggestion(baseline, variants, "arms"))
 
 
 def ladder_data(sweep: Sweep, metric: str, baseline: str | None = None) -> LadderData:

@@ -12,7 +12,8 @@ CAPTION = ("Mean over completed seeds at each arm's best LR. FLOPs = tokens seen
 def points(ctx: Context):
     """Per completed run and validation step: val_loss, training FLOPs so far and wall seconds so far; the SQL."""
     return ctx.sweep.frame("""
-        SELECT r.arm, r.lr, r.seed, r.run_id, v.step, v.value AS val_loss, t.value * r.flops_per_token AS flops, w.wall_seconds
+        SELECT r.arm, r.lr, r.seed, r.run_id, v.step, v.value AS val_loss, t.value * r.flops_per_token AS flops,
+            w.wall_seconds
         FROM sweep_runs r
         JOIN metrics v ON v.run_id = r.run_id AND v.name = 'val_loss'
         JOIN metrics t ON t.run_id = v.run_id AND t.step = v.step AND t.name = 'tokens'

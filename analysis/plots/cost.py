@@ -23,7 +23,8 @@ def figure(ctx: Context) -> Plot:
     frame, sql = counts(ctx)
     fig, axes = panels(len(SERIES), label_chars=ctx.name_chars)
     for ax, (column, label) in zip(axes, SERIES):
-        ax.barh([ctx.label(arm) for arm in frame["arm"]], frame[column].fillna(0), color=[ctx.colors[a] for a in frame["arm"]])
+        ax.barh([ctx.label(arm) for arm in frame["arm"]], frame[column].fillna(0),
+                color=[ctx.colors[a] for a in frame["arm"]])
         ax.invert_yaxis()
         ax.xaxis.set_major_formatter(EngFormatter())
         ax.set(xlabel=label, title=label)

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 CAPTION = ("Each point is a run at its rung's best LR (diverged runs are left out and counted in the tables). Each "
            "line is the arm's fitted curve L = E + A·C^-α (Huber loss in log space), drawn from its first rung to the "
            "target (dotted line); the band is the 95% interval of the curve over a seed bootstrap, widened for the few "
-           "seeds it rests on. An arm whose fit did not converge, or has fewer than three rungs, is drawn as points only.")
+           "seeds it rests on. An arm whose fit did not converge, or has fewer than three rungs, is drawn as points "
+           "only.")
 
 
 def ladder_of(ctx: Context) -> LadderAnalysis:
@@ -42,8 +43,8 @@ def figure(ctx: Context) -> Plot:
             ax.plot(grid, fitted, color=color, linewidth=1.5)
             ax.fill_between(grid, low, high, color=color, alpha=0.15, linewidth=0)
     ax.axvline(ladder.target.value, color="0.3", linestyle=":", linewidth=1)
-    ax.annotate("target", (ladder.target.value, 1), xycoords=("data", "axes fraction"), ha="right", va="top", color="0.3",
-                xytext=(-3, -3), textcoords="offset points")
+    ax.annotate("target", (ladder.target.value, 1), xycoords=("data", "axes fraction"), ha="right", va="top",
+                color="0.3", xytext=(-3, -3), textcoords="offset points")
     unit = AXIS_UNITS[ladder.target.axis][0]
     ax.set(xscale="log", xlabel=f"training {unit}" if unit == "FLOPs" else unit, ylabel=ctx.metric)
     legend(fig, [ax])

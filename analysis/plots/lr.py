@@ -36,10 +36,11 @@ def figure(ctx: Context) -> Plot:
                         marker="o", capsize=3, color=ctx.colors[arm], label=ctx.label(arm))
             hit = found[found["diverged"] > 0]
             ax.scatter(hit["lr"], hit["mean"], marker="x", s=80, color=ctx.colors[arm], zorder=3)
-        ax.set(xscale="log", xlabel="learning rate", ylabel=ctx.metric, title=shown(f"{switch}={facet}") if facet is not None else None)
+        ax.set(xscale="log", xlabel="learning rate", ylabel=ctx.metric,
+               title=shown(f"{switch}={facet}") if facet is not None else None)
     legend(fig, axes)
     caption = (f"Mean {ctx.metric} over each arm's finished seeds at each LR; a diverged run counts as the loss "
                f"at initialization ℓ₀ (the loss at step 0), and an × marks an LR where some seed diverged. "
-               f"{describe('Each error bar')} One panel per value of the scale axis, or of the grid's second switch when the grid "
-               "is a product over it.")
+               f"{describe('Each error bar')} One panel per value of the scale axis, or of the grid's second switch "
+               "when the grid is a product over it.")
     return Plot("lr", "Loss against learning rate", caption, sql, fig)

@@ -70,7 +70,8 @@ def worker_slots(devices: list[str], workers: int | None, per_device: int, devic
     if devices_per_cell > len(devices):
         raise ConfigError(f"--devices-per-cell {devices_per_cell} needs {devices_per_cell} GPUs; "
                           f"{len(devices)} {'is' if len(devices) == 1 else 'are'} visible here ({','.join(devices)}).")
-    groups = [",".join(devices[i:i + devices_per_cell]) for i in range(0, len(devices) - devices_per_cell + 1, devices_per_cell)]
+    groups = [",".join(devices[i:i + devices_per_cell])
+              for i in range(0, len(devices) - devices_per_cell + 1, devices_per_cell)]
     slots = [group for group in groups for _ in range(per_device)]
     return [slots[i % len(slots)] for i in range(workers or len(slots))]
 

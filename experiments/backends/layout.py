@@ -43,7 +43,8 @@ class Layout:
             return self.workers_per_device
         if gpus % self.devices_per_cell:
             raise ConfigError(f"--gpus-per-element {gpus} is not a multiple of --devices-per-cell "
-                              f"{self.devices_per_cell}: each worker takes {self.devices_per_cell} of its element's GPUs.")
+                              f"{self.devices_per_cell}: each worker takes {self.devices_per_cell} of its element's "
+                              "GPUs.")
         return gpus // self.devices_per_cell * self.workers_per_device
 
     def elements(self, gpus: int) -> int:

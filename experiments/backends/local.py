@@ -110,7 +110,8 @@ class LocalSweep:
         for i, process in enumerate(self.processes):
             if process is not None and process.poll() not in (None, 0) and self.respawns[i] < MAX_RESPAWNS:
                 self.respawns[i] += 1
-                print(f"worker w{i} exited with {process.returncode}; starting a new one (log {self.logs / f'w{i}.log'})",
+                print(f"worker w{i} exited with {process.returncode}; starting a new one (log "
+                      f"{self.logs / f'w{i}.log'})",
                       file=sys.stderr)
                 self.processes[i] = self.workers.start(i)
 

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import IO
 
 import db
 from experiments.backends.devices import worker_env
@@ -39,7 +40,7 @@ class StandbyWorkers:
     def __init__(self, slots: list[str], placement: Placement = SINGLE_DEVICE,
                  command: tuple[str, ...] = (*WORKER, "--standby")) -> None:
         self.slots, self.placement, self.command = slots, placement, list(command)
-        self._waiting: dict[int, tuple[subprocess.Popen, object]] = {}  # slot → (process, its temp output file)
+        self._waiting: dict[int, tuple[subprocess.Popen, IO[bytes]]] = {}  # slot → (process, its temp output file)
 
     def start(self) -> StandbyWorkers:
         for i, slot in enumerate(self.slots):
@@ -52,11 +53,13 @@ class StandbyWorkers:
     def hand_over(self, i: int, argv: list[str], log: Path) -> subprocess.Popen | None:
         """Slot i's standby worker, given its command line; None when it has none or it died (what it
         printed is appended to `log`)."""
-        process, output = self._waiting.pop(i, (None, None))
-        if process is None:
+        waiting = self._waiting.pop(i, None)
+        if waiting is None:
             return None
+        process, output = waiting
         with output:
             if process.poll() is None:
+                assert process.stdin is not None  # started with stdin=PIPE
                 try:
                     process.stdin.write((json.dumps({"argv": argv, "log": str(log)}) + "\n").encode())
                     process.stdin.close()
@@ -110,7 +113,8 @@ class LocalWorkers:
                 return process
         with open(self.log(i), "a") as log:  # the child keeps its own copy of the descriptor
             return subprocess.Popen([*WORKER, *self.arguments(i)], stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, env=worker_env(self.slots[i], threads(self.slots, i, self.placement)))
+                                    stdin=subprocess.DEVNULL,
+                                    env=worker_env(self.slots[i], threads(self.slots, i, self.placement)))
 
     def cancel(self) -> None:
         """End the standby workers not started (nothing to train, or the launch failed)."""

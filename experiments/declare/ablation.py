@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NoReturn, Sequence
 
+from experiments.declare.grid import Grid
+from experiments.declare.grid import grid as make_grid
+from experiments.declare.ladder import Ladder
 from harness.config.base import ConfigError
 from harness.config.model import ModelConfig
-from experiments.declare.grid import Grid, grid as make_grid
-from experiments.declare.ladder import Ladder
 
 MATCHES = ("params", "flops")
 SAMPLERS = ("tpe", "random")
@@ -21,7 +22,7 @@ BUDGETS = ("steps", "tokens", "flops")
 Exclude = Callable[[dict[str, Any]], bool] | Sequence[Mapping[str, Any]] | None
 
 
-def _fail(name: str, message: str) -> None:
+def _fail(name: str, message: str) -> NoReturn:
     raise ConfigError(f"Ablation {name!r}: {message}")
 
 
@@ -86,7 +87,8 @@ class Ablation:
                 _fail(self.name, f"lrs={self.lrs!r} must be a non-empty list of positive learning rates")
             repeated = sorted(lr for lr, n in Counter(map(float, lrs)).items() if n > 1)
             if repeated:
-                _fail(self.name, f"lrs={list(self.lrs)!r} repeats {', '.join(f'{lr:g}' for lr in repeated)}; give each LR once")
+                _fail(self.name,
+                      f"lrs={list(self.lrs)!r} repeats {', '.join(f'{lr:g}' for lr in repeated)}; give each LR once")
             object.__setattr__(self, "lrs", tuple(float(lr) for lr in lrs))
         if self.match is not None and self.match not in MATCHES:
             _fail(self.name, f"match={self.match!r} must be one of {', '.join(map(repr, MATCHES))} or None")
@@ -94,7 +96,8 @@ class Ablation:
             _fail(self.name, f"solve={self.solve!r} must be one of {', '.join(map(repr, SOLVES))}")
         if self.budget is not None:
             if not isinstance(self.budget, Mapping) or len(self.budget) != 1 or next(iter(self.budget)) not in BUDGETS:
-                _fail(self.name, f"budget={self.budget!r} must be one of {{'steps': N}}, {{'tokens': N}}, {{'flops': N}}")
+                _fail(self.name,
+                      f"budget={self.budget!r} must be one of {{'steps': N}}, {{'tokens': N}}, {{'flops': N}}")
             amount = next(iter(self.budget.values()))
             if isinstance(amount, bool) or not isinstance(amount, (int, float)) or amount <= 0:
                 _fail(self.name, f"budget={dict(self.budget)!r}: the amount must be a positive number")
@@ -140,7 +143,8 @@ class Ablation:
         if isinstance(self.confirm_seeds, bool) or not isinstance(self.confirm_seeds, int) or self.confirm_seeds < 0:
             _fail(self.name, f"confirm_seeds={self.confirm_seeds!r} must be an integer ≥ 0")
         if self.confirm_seeds and self.tune is None:
-            _fail(self.name, f"confirm_seeds={self.confirm_seeds} needs tune=: it reruns a search's chosen configuration "
+            _fail(self.name,
+                  f"confirm_seeds={self.confirm_seeds} needs tune=: it reruns a search's chosen configuration "
                              "on fresh seeds, and a grid arm has no choice to confirm (use seeds= for more seeds)")
 
     def _check_arms(self) -> None:
@@ -155,13 +159,17 @@ class Ablation:
         if self.ladder is None:
             return
         if not isinstance(self.ladder, Ladder):
-            _fail(self.name, f"ladder={self.ladder!r} must be ladder(...), e.g. ladder(d_model=[64, 128], tokens_per_param=20)")
+            _fail(self.name,
+                  f"ladder={self.ladder!r} must be ladder(...), e.g. ladder(d_model=[64, 128], tokens_per_param=20)")
         both = [axis for axis in self.ladder.axes if axis in self.grid.axes]
         if both:
-            _fail(self.name, f"{', '.join(both)} is both a ladder axis and a grid axis; the ladder sets it per rung, give it once")
+            _fail(self.name,
+                  f"{', '.join(both)} is both a ladder axis and a grid axis; the ladder sets it per rung, give it once")
         conflicts = [("budget", self.budget is not None, "the ladder's budget rule sets each rung's budget"),
-                     ("lrs", self.lrs is not None and self.ladder.lrs is not None, "LRs are given both here and in ladder(lrs=)"),
-                     ("tune", self.tune is not None, "a ladder fits each arm's best LR per rung from an LR grid, not a search"),
+                     ("lrs", self.lrs is not None and self.ladder.lrs is not None,
+                      "LRs are given both here and in ladder(lrs=)"),
+                     ("tune", self.tune is not None,
+                      "a ladder fits each arm's best LR per rung from an LR grid, not a search"),
                      ("solve", self.match is not None and self.solve in self.ladder.axes,
                       f"match= would re-solve {self.solve}, a ladder axis, and undo the rungs")]
         for name, clash, why in conflicts:

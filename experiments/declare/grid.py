@@ -97,7 +97,7 @@ def grid(*together: Grid, **axes: Any) -> Grid:
     values = itertools.product(*(_values(name, axes[name]) for name in names))
     labels = itertools.product(*(_labels(name, axes[name]) for name in names))
     return result * Grid(tuple(dict(zip(names, combo)) for combo in values),
-                         tuple({n: l for n, l in zip(names, combo) if l is not None} for combo in labels))
+                         tuple({n: label for n, label in zip(names, combo) if label is not None} for combo in labels))
 
 
 def zip_(**axes: Any) -> Grid:
@@ -109,4 +109,5 @@ def zip_(**axes: Any) -> Grid:
         raise ValueError(f"zip_() axes must have the same number of values; got {sizes}")
     labels = {name: _labels(name, values) for name, values in axes.items()}
     return Grid(tuple(dict(zip(columns, combo)) for combo in zip(*columns.values())),
-                tuple({n: l for n, l in zip(labels, combo) if l is not None} for combo in zip(*labels.values())))
+                tuple({n: label for n, label in zip(labels, combo) if label is not None}
+                      for combo in zip(*labels.values())))

@@ -11,7 +11,7 @@ them. Torch-free; rungs are resolved against the base model by `experiments.plan
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NoReturn, Sequence
 
 from errors import ConfigError, closest
 from harness.config.model import ModelConfig
@@ -21,12 +21,13 @@ RUNG_FIELDS = ("d_model", "n_layers")  # what identifies a rung among a sweep's 
 SIZE_TRAIN_FIELDS = ("batch_size", "seq_len", "grad_accum")  # training fields that may grow with the model
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     raise ConfigError(f"ladder(...): {message}")
 
 
 def _number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0 and value == value and value != float("inf")
+    return (not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0 and value == value
+            and value != float("inf"))
 
 
 def _per_rung(name: str, value: Any, rungs: int, check, what: str) -> tuple:
@@ -45,17 +46,21 @@ def _axes(axes: Mapping[str, Any]) -> dict[str, tuple]:
     for name in axes:
         if name not in allowed:
             hint = closest(name, allowed)
-            _fail(f"{name!r} cannot be a rung axis: a ladder climbs ModelConfig fields (and {', '.join(SIZE_TRAIN_FIELDS)})"
-                  + (f"; did you mean {hint!r}?" if hint else "") + " LRs per rung go in lrs=, budgets in tokens=, tokens_per_param= or flops=.")
-    columns = {name: tuple(values) if isinstance(values, (list, tuple, range)) else None for name, values in axes.items()}
-    if not columns or any(values is None for values in columns.values()):
-        _fail("give the rungs as lists of values, e.g. ladder(d_model=[64, 128, 256], n_layers=[2, 4, 6], tokens_per_param=20)")
+            _fail(f"{name!r} cannot be a rung axis: a ladder climbs ModelConfig fields (and "
+                  f"{', '.join(SIZE_TRAIN_FIELDS)})"
+                  + (f"; did you mean {hint!r}?" if hint else "") + " LRs per rung go in lrs=, budgets in tokens=, "
+                  "tokens_per_param= or flops=.")
+    if not axes or not all(isinstance(values, (list, tuple, range)) for values in axes.values()):
+        _fail("give the rungs as lists of values, e.g. ladder(d_model=[64, 128, 256], n_layers=[2, 4, 6], "
+              "tokens_per_param=20)")
+    columns = {name: tuple(values) for name, values in axes.items()}
     if len({len(values) for values in columns.values()}) > 1:
         _fail("every axis needs one value per rung; got " + ", ".join(f"{n}: {len(v)}" for n, v in columns.items()))
     if len(next(iter(columns.values()))) < 2:
         _fail("a ladder needs at least two rungs")
     if not any(name in columns for name in RUNG_FIELDS):
-        _fail(f"a ladder climbs {' or '.join(RUNG_FIELDS)} (the store knows a rung by them); axes given: {', '.join(columns)}")
+        _fail(f"a ladder climbs {' or '.join(RUNG_FIELDS)} (the store knows a rung by them); axes given: "
+              f"{', '.join(columns)}")
     rungs = list(zip(*(columns.get(name, (None,) * len(next(iter(columns.values())))) for name in RUNG_FIELDS)))
     if len(set(rungs)) < len(rungs):
         _fail(f"two rungs have the same {' and '.join(RUNG_FIELDS)}; each rung must differ in one of them")
@@ -93,7 +98,8 @@ def _lrs(lrs: Any, rungs: int) -> tuple[tuple[float, ...], ...] | None:
     if lrs is None:
         return None
     per_rung = isinstance(lrs, (list, tuple)) and lrs and all(isinstance(entry, (list, tuple)) for entry in lrs)
-    grids = tuple(tuple(entry) for entry in lrs) if per_rung else (tuple(lrs) if isinstance(lrs, (list, tuple)) else (),) * rungs
+    grids = (tuple(tuple(entry) for entry in lrs) if per_rung
+             else (tuple(lrs) if isinstance(lrs, (list, tuple)) else (),) * rungs)
     if len(grids) != rungs or not all(grid and all(_number(lr) for lr in grid) for grid in grids):
         _fail(f"lrs={lrs!r} must be a list of positive LRs for every rung, or one such list per rung ({rungs} rungs)")
     return tuple(tuple(float(lr) for lr in grid) for grid in grids)
@@ -107,7 +113,8 @@ def ladder(*, tokens: Any = None, tokens_per_param: Any = None, flops: Any = Non
     value for all rungs or one per rung; `lrs` a list, or a list of lists)."""
     columns = _axes(axes)
     rungs = len(next(iter(columns.values())))
-    given = {name: value for name, value in (("tokens", tokens), ("tokens_per_param", tokens_per_param), ("flops", flops))
+    given = {name: value
+             for name, value in (("tokens", tokens), ("tokens_per_param", tokens_per_param), ("flops", flops))
              if value is not None}
     if len(given) != 1:
         _fail(f"give exactly one budget rule of {', '.join(f'{rule}=' for rule in BUDGET_RULES)} (got "

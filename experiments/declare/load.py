@@ -6,9 +6,9 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-from harness.config.python_file import run_python_file
-from harness.config.base import ConfigError, closest
 from experiments.declare.ablation import Ablation
+from harness.config.base import ConfigError, closest
+from harness.config.python_file import run_python_file
 
 
 def library_names() -> list[str]:

@@ -51,8 +51,8 @@ class Cell:
     def plan_row(self) -> dict[str, Any]:
         """The cell as a row of `db.write_sweep`'s plan."""
         return {
-            "arm": self.arm, "arm_label": self.arm_label, "lr": self.lr, "seed": self.seed, "trial": self.trial, "confirms": self.confirms,
-            "run_id": self.run_id,
+            "arm": self.arm, "arm_label": self.arm_label, "lr": self.lr, "seed": self.seed, "trial": self.trial,
+            "confirms": self.confirms, "run_id": self.run_id,
             "cell": self.index, "steps": self.train.steps,
             "matched_residual": None if self.matched_residual is None else float(self.matched_residual),
             "arm_values": json.dumps(self.arm_values, sort_keys=True, default=str),

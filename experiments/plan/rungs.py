@@ -8,10 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from experiments.declare.ablation import Ablation
+from experiments.declare.ladder import Ladder
 from harness import calc
 from harness.config.base import ConfigError
 from harness.config.run_configs import RunConfigs
-from experiments.declare.ablation import Ablation
 
 RUNG_SEPARATOR = "@"  # a ladder's arm is `<grid arm>@<rung>`: `qk_norm=rmsnorm@d_model=128,n_layers=4`
 
@@ -51,13 +52,13 @@ def _check_budget(budget: Mapping[str, float], configs: RunConfigs) -> None:
     (kind, amount), = budget.items()
     tokens = amount if kind == "tokens" else amount / calc.flops_per_token(configs.model, configs.train.seq_len)
     if tokens < configs.train.tokens_per_step:
-        raise ConfigError(f"its budget of {tokens:,.0f} tokens is less than one step ({configs.train.tokens_per_step:,} "
-                          "tokens); raise the budget rule or lower batch_size/seq_len")
+        raise ConfigError(f"its budget of {tokens:,.0f} tokens is less than one step "
+                          f"({configs.train.tokens_per_step:,} tokens); raise the budget rule or lower "
+                          "batch_size/seq_len")
 
 
-def _ladder_rung(ablation: Ablation, base: RunConfigs, index: int, seeds: int | None) -> Rung:
-    """Rung `index` of the ablation's ladder, checked (ConfigError: why this rung cannot run)."""
-    ladder = ablation.ladder
+def _ladder_rung(ablation: Ablation, ladder: Ladder, base: RunConfigs, index: int, seeds: int | None) -> Rung:
+    """Rung `index` of the ablation's `ladder`, checked (ConfigError: why this rung cannot run)."""
     configs = base.apply(ladder.values(index), "ladder(...)").check()
     kind, amounts = ladder.budget
     budget = _budget(kind, amounts[index], configs)
@@ -76,7 +77,7 @@ def rungs(ablation: Ablation, base: RunConfigs, seeds: int | None = None) -> tup
     for index in range(ablation.ladder.n_rungs):
         where = f"ablation {ablation.name!r}: ladder rung {index} ({ablation.ladder.label(index)})"
         try:
-            rung = _ladder_rung(ablation, base, index, seeds)
+            rung = _ladder_rung(ablation, ablation.ladder, base, index, seeds)
         except ConfigError as err:
             raise ConfigError(f"{where}: {err}") from None
         if found and rung.params <= found[-1].params:

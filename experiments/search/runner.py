@@ -26,6 +26,7 @@ from experiments.plan.cell import Cell
 from experiments.search.study import Study
 from experiments.search.trials import cell_number
 
+
 def storage(url: str, retries: int, stale_after: float):
     """Optuna's RDB storage at `url` with heartbeats and retries of trials whose worker died. A trial is dead
     after `stale_after` seconds without a heartbeat, the same rule as a cell's claim."""

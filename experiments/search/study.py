@@ -9,10 +9,10 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
+from experiments.declare.space import Choice, IntUniform, LogUniform, Uniform
+from experiments.plan.cell import Cell
 from harness.config.base import ConfigError
 from harness.config.run_configs import RunConfigs
-from experiments.plan.cell import Cell
-from experiments.declare.space import Choice, IntUniform, LogUniform, Uniform
 
 _KINDS = {cls.__name__: cls for cls in (Uniform, LogUniform, IntUniform, Choice)}
 # Confirmation i of a study whose trials train with seed s trains with seed s + (i + 1) · CONFIRM_SEED_STRIDE:
@@ -85,8 +85,9 @@ class Study:
 
     def record(self) -> dict[str, Any]:
         """The study as stored in sweep.json (so any worker can run its trials)."""
-        return {"index": self.index, "cell": self.base.plan_row(), "space": {k: space_to_json(v) for k, v in self.space.items()},
-                "trials": self.trials, "sampler": self.sampler, "pruner": self.pruner, "confirm_seeds": self.confirm_seeds}
+        return {"index": self.index, "cell": self.base.plan_row(),
+                "space": {k: space_to_json(v) for k, v in self.space.items()}, "trials": self.trials,
+                "sampler": self.sampler, "pruner": self.pruner, "confirm_seeds": self.confirm_seeds}
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> "Study":

@@ -28,7 +28,8 @@ def resolve_cache_dir(cache_dir: str | None) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:  # a file in the way, no permission, read-only filesystem
-        origin = "DataConfig.cache_dir" if cache_dir else f"${CACHE_ENV}" if os.environ.get(CACHE_ENV) else "the default cache"
+        origin = ("DataConfig.cache_dir" if cache_dir else f"${CACHE_ENV}" if os.environ.get(CACHE_ENV)
+                  else "the default cache")
         raise DataError(
             f"{origin}={str(path)!r} is not a usable cache directory ({error.strerror}); set DataConfig.cache_dir "
             f"or ${CACHE_ENV} to a writable directory."
@@ -54,7 +55,7 @@ def _current_umask() -> int:
     return mask
 
 
-def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
+def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
     """Call `write(temp_path)` and move the result to `path` in one atomic step; no partial file is ever visible."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -69,7 +70,7 @@ def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
         temp_path.unlink(missing_ok=True)
 
 
-def build_once(path: Path, build: Callable[[Path], None]) -> bool:
+def build_once(path: Path, build: Callable[[Path], object]) -> bool:
     """Make sure `path` exists, building it with `build(temp_path)` under the key's lock if it does not.
 
     Returns True when this call built the file, False when it was already there (or another process

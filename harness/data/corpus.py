@@ -2,9 +2,9 @@
 
 A source is one of three kinds, told apart without the network: "default" (the built-in corpus), a hub
 dataset name (`owner/name`, as the hub spells them, whose `owner` is not a local directory), and otherwise a
-local path: so a mistyped local folder is reported as missing at once instead of being looked up online. Every kind yields documents: stripped, non-empty strings in source order,
-capped at `max_chars`. The corpus hash is computed from that text, so the same text read from .txt,
-.jsonl or .parquet shares one tokenizer and token cache.
+local path: so a mistyped local folder is reported as missing at once instead of being looked up online. Every kind
+yields documents: stripped, non-empty strings in source order, capped at `max_chars`. The corpus hash is computed from
+that text, so the same text read from .txt, .jsonl or .parquet shares one tokenizer and token cache.
 
 Loading and hashing the text costs seconds; a small manifest keyed by a cheap fingerprint of the source
 (file sizes and mtimes, the Python build, the hub dataset's fingerprint) remembers the hash, so a warm
@@ -172,7 +172,9 @@ class Corpus:
             return _dataset_texts(self._hub_dataset, self.cfg.text_field, self.source.name)
         if all(Path(path).stat().st_size == 0 for path in self.source.files):
             return []  # datasets cannot even infer a schema from empty files; `documents` reports it
-        dataset = load_local(self.source.name, self.source.loader, list(self.source.files), str(self.cache_dir / "hf-datasets"))
+        assert self.source.loader is not None  # resolve_source gives local files their loader
+        dataset = load_local(self.source.name, self.source.loader, list(self.source.files),
+                             str(self.cache_dir / "hf-datasets"))
         field = "text" if self.source.loader == "text" else self.cfg.text_field  # .txt files have no columns
         return _dataset_texts(dataset, field, self.source.name)
 
@@ -193,7 +195,8 @@ class Corpus:
             identity = self._hub_dataset._fingerprint  # datasets' own content identity of the cached split
         else:
             identity = [(path, Path(path).stat().st_size, Path(path).stat().st_mtime_ns) for path in self.source.files]
-        settings = [self.source.kind, self.source.loader, identity, self.cfg.text_field, self.cfg.split, self.cfg.max_chars]
+        settings = [self.source.kind, self.source.loader, identity, self.cfg.text_field, self.cfg.split,
+                    self.cfg.max_chars]
         return hashlib.sha256(json.dumps(settings).encode()).hexdigest()
 
     @property
@@ -212,6 +215,8 @@ class Corpus:
 
         Built under the cache lock, so of many workers starting cold only one reads and hashes the text.
         """
-        counted = lambda: CorpusStats(hash_documents(self.documents), len(self.documents), sum(map(len, self.documents)))
+        def counted() -> CorpusStats:
+            return CorpusStats(hash_documents(self.documents), len(self.documents), sum(map(len, self.documents)))
+
         build_once(self.manifest_path, lambda temp: temp.write_text(json.dumps(asdict(counted()))))
         return CorpusStats(**json.loads(self.manifest_path.read_text()))

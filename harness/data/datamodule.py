@@ -60,7 +60,8 @@ class TokenDataModule(L.LightningDataModule):
     one of n processes training one run, it yields the k-th slice of each training batch (`TrainWindows`).
     """
 
-    def __init__(self, data: PreparedData, seq_len: int, batch_size: int, seed: int, share: tuple[int, int] = (0, 1)) -> None:
+    def __init__(self, data: PreparedData, seq_len: int, batch_size: int, seed: int,
+                 share: tuple[int, int] = (0, 1)) -> None:
         super().__init__()
         check_int("TrainConfig", "seed", seed, minimum=0)
         self.data = data
@@ -97,6 +98,7 @@ class TokenDataModule(L.LightningDataModule):
         if n_seqs > len(self.val_windows):
             raise DataError(
                 f"TrainConfig.probe_seqs={n_seqs} is invalid: the validation split holds only "
-                f"{len(self.val_windows)} windows of seq_len={self.seq_len}; lower probe_seqs or raise DataConfig.val_tokens."
+                f"{len(self.val_windows)} windows of seq_len={self.seq_len}; lower probe_seqs or raise "
+                "DataConfig.val_tokens."
             )
         return self.val_windows.window_slice(0, n_seqs)

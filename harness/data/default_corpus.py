@@ -15,11 +15,10 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import pydoc_data.topics
 import sys
 import sysconfig
 from pathlib import Path
-
-import pydoc_data.topics
 
 from harness.data.progress import progress
 
@@ -51,7 +50,8 @@ def _docstrings(path: Path) -> list[str]:
         tree = ast.parse(path.read_bytes())
     except (SyntaxError, ValueError):  # a few stdlib files are templates or Python-2 test fixtures
         return []
-    nodes = (n for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)))
+    nodes = (n for n in ast.walk(tree)
+             if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)))
     texts = (ast.get_docstring(n) for n in nodes)
     return [t for t in texts if t and len(t) >= MIN_DOCSTRING_CHARS]
 

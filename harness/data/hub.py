@@ -34,14 +34,17 @@ def hub_offline() -> Iterator[None]:
     import datasets.utils.logging as datasets_logging
     import huggingface_hub.constants
 
-    saved = (datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE, huggingface_hub.constants.HF_HUB_OFFLINE)
+    saved = (datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE,
+             huggingface_hub.constants.HF_HUB_OFFLINE)
     verbosity = datasets_logging.get_verbosity()
-    datasets.config.HF_HUB_OFFLINE = datasets.config.HF_DATASETS_OFFLINE = huggingface_hub.constants.HF_HUB_OFFLINE = True
+    datasets.config.HF_HUB_OFFLINE = datasets.config.HF_DATASETS_OFFLINE = True
+    huggingface_hub.constants.HF_HUB_OFFLINE = True
     datasets_logging.set_verbosity_error()
     try:
         yield
     finally:
-        datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE, huggingface_hub.constants.HF_HUB_OFFLINE = saved
+        (datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE,
+         huggingface_hub.constants.HF_HUB_OFFLINE) = saved
         datasets_logging.set_verbosity(verbosity)
 
 

@@ -13,7 +13,7 @@ from harness.data.cache import build_once, exclusive_lock, file_hash, resolve_ca
 from harness.data.corpus import Corpus
 from harness.data.errors import DataError
 from harness.data.token_cache import encode_to_file, open_tokens, token_dtype, tokens_path
-from harness.data.tokenizer import EOS, check_vocab_size, tokenizer_path, train_tokenizer
+from harness.data.tokenizer import check_vocab_size, eos_id, tokenizer_path, train_tokenizer
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,8 @@ def _cached_files(corpus: Corpus, vocab_size: int, train_chars: int, dtype: np.d
 def _build_missing(corpus: Corpus, vocab_size: int, train_chars: int, dtype: np.dtype) -> tuple[bool, bool]:
     """Hash the corpus, train the tokenizer and encode the corpus, each where missing; (trained, encoded)."""
     tokenizer_file = tokenizer_path(corpus.cache_dir, corpus.stats.corpus_hash, vocab_size, train_chars)
-    trained = build_once(tokenizer_file, lambda temp: train_tokenizer(corpus.documents, vocab_size, train_chars).save(str(temp)))
+    trained = build_once(tokenizer_file,
+                         lambda temp: train_tokenizer(corpus.documents, vocab_size, train_chars).save(str(temp)))
     # Encode with the tokenizer as read back from the cache, the one every other worker will load.
     tokenizer = Tokenizer.from_file(str(tokenizer_file))
     tokens_file = tokens_path(corpus.cache_dir, corpus.stats.corpus_hash, file_hash(tokenizer_file), dtype)
@@ -87,6 +88,7 @@ def prepare(cfg: DataConfig, vocab_size: int) -> PreparedData:
         with exclusive_lock(corpus.cache_dir / "locks" / f"{key}.lock"):
             trained, encoded = _build_missing(corpus, vocab_size, cfg.tokenizer_train_chars, dtype)
         files = _cached_files(corpus, vocab_size, cfg.tokenizer_train_chars, dtype)
+    assert files is not None, "built just above"
     tokenizer_file, tokens_file = files
 
     tokenizer = Tokenizer.from_file(str(tokenizer_file))
@@ -103,7 +105,7 @@ def prepare(cfg: DataConfig, vocab_size: int) -> PreparedData:
         train_ids=tokens[:split],
         val_ids=tokens[split:],
         vocab_size=vocab_size,
-        eos_id=tokenizer.token_to_id(EOS),
+        eos_id=eos_id(tokenizer),
         corpus_hash=corpus.stats.corpus_hash,
         tokenizer_hash=file_hash(tokenizer_file),
         n_documents=corpus.stats.documents,

@@ -14,7 +14,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from harness.data.progress import progress
-from harness.data.tokenizer import EOS
+from harness.data.tokenizer import eos_id
 
 ENCODE_CHUNK_CHARS = 2_000_000  # characters per batch-encode call: parallel inside, bounded memory outside
 
@@ -44,9 +44,10 @@ def _chunks(documents: list[str]) -> Iterator[list[str]]:
 
 def encode_to_file(tokenizer: Tokenizer, documents: list[str], dtype: np.dtype, path: Path) -> None:
     """Batch-encode `documents` into `path` as one flat array, `<|endoftext|>` after each document."""
-    eos = tokenizer.token_to_id(EOS)
+    eos = eos_id(tokenizer)
     total_chars = sum(map(len, documents))
-    with open(path, "wb") as out, progress(total=total_chars, desc="encoding corpus", unit="char", unit_scale=True) as bar:
+    with (open(path, "wb") as out,
+          progress(total=total_chars, desc="encoding corpus", unit="char", unit_scale=True) as bar):
         for chunk in _chunks(documents):
             ids: list[int] = []
             for encoding in tokenizer.encode_batch_fast(chunk):

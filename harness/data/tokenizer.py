@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
@@ -20,7 +21,16 @@ EOS = "<|endoftext|>"
 BYTE_ALPHABET = 256
 MIN_VOCAB = BYTE_ALPHABET + 1  # every byte plus <|endoftext|>
 # Everything besides vocab size and training text that shapes the trained tokenizer; part of its cache key.
-SETTINGS = {"model": "bpe", "pre_tokenizer": "byte_level", "add_prefix_space": False, "min_frequency": 2, "special_tokens": [EOS], "version": 1}
+SETTINGS: dict[str, Any] = {"model": "bpe", "pre_tokenizer": "byte_level", "add_prefix_space": False,
+                            "min_frequency": 2, "special_tokens": [EOS], "version": 1}
+
+
+def eos_id(tokenizer: Tokenizer) -> int:
+    """The id of `<|endoftext|>`, which every tokenizer trained here has."""
+    found = tokenizer.token_to_id(EOS)
+    if found is None:
+        raise DataError(f"the tokenizer has no {EOS} token: it was not trained by harness")
+    return found
 
 
 def check_vocab_size(vocab_size: int) -> None:

@@ -42,7 +42,8 @@ class TrainWindows:
     n equal slices of every batch (one run on n devices), so the n processes together see exactly its windows.
     """
 
-    def __init__(self, ids: np.ndarray, seq_len: int, batch_size: int, seed: int, share: tuple[int, int] = (0, 1)) -> None:
+    def __init__(self, ids: np.ndarray, seq_len: int, batch_size: int, seed: int,
+                 share: tuple[int, int] = (0, 1)) -> None:
         check_int("TrainConfig", "seq_len", seq_len)
         check_int("TrainConfig", "batch_size", batch_size)
         check_fits(ids, seq_len, "training", "lower seq_len or use more text")
@@ -62,8 +63,8 @@ class TrainWindows:
     def batch(self, index: int) -> Batch:
         """Batch `index` of the run (this process's share of it): (input_ids, targets), each (B, T) int64."""
         starts = self.starts(index).numpy()[self.rows]  # (B,), or this process's slice of them
-        windows = self.ids[starts[:, None] + self.offsets]  # (B, T+1) gathered from the memmap
-        windows = torch.from_numpy(windows.astype(np.int64))
+        gathered = self.ids[starts[:, None] + self.offsets]  # (B, T+1) from the memmap
+        windows = torch.from_numpy(gathered.astype(np.int64))
         return windows[:, :-1].contiguous(), windows[:, 1:].contiguous()
 
 

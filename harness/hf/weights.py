@@ -8,8 +8,9 @@ do not model (an extra bias, a fifth norm) fails loudly instead of importing a s
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import partial
-from typing import Any, Iterator
+from typing import Any
 
 import torch
 from torch import nn
@@ -50,7 +51,7 @@ def from_hf(hf_model: Any) -> Transformer:
     return model.to(next(hf_model.parameters()).dtype)
 
 
-def _unfused(name: str, tensor: torch.Tensor, cfg: ModelConfig) -> Iterator[tuple[str, torch.Tensor]]:
+def _unfused(name: str, tensor: torch.Tensor, cfg: ModelConfig) -> Iterable[tuple[str, torch.Tensor]]:
     """Split fused projections (GPT-2's c_attn, GPT-NeoX's per-head query_key_value, Phi-3's qkv_proj and
     gate_up_proj, the MoE families' stacked experts.gate_up_proj (E, 2·f, d)) along their output rows."""
     if ".attn.qkv_per_head." in name:  # GPT-NeoX: output rows grouped by head, [q_h; k_h; v_h] within each

@@ -15,7 +15,6 @@ from pathlib import Path
 from lightning.pytorch import Callback
 
 from db.segments import RESULTS  # the statuses that end a run: it never resumes after one
-
 from harness.train.checkpoints import LAST, checkpoint_dir, run_checkpoint, standing_after_takeover
 from harness.train.fencing import UNFENCED, Fence, FenceLost
 
@@ -57,7 +56,7 @@ class RunCheckpoints(Callback):
     def save(self, trainer) -> str:
         """Write a checkpoint of the current step, point `last.ckpt` at it, remove the one it replaces."""
         step = trainer.global_step
-        if step == self._saved_step:
+        if step == self._saved_step and self.latest is not None:
             return self.latest  # a stop requested at a periodic checkpoint's step: that one is the stop's
         name = self.name(step)
         self.fence.check(f"checkpoint {name}")
@@ -85,8 +84,10 @@ class RunCheckpoints(Callback):
     def give_last_back(self, replaced: str | None, tries: int = 3) -> None:
         """Point `last.ckpt` where it stands for the run after this writer's claim was taken over
         (`standing_after_takeover`), trying again should the live holder remove that file meanwhile."""
+        generation = self.fence.generation
+        assert generation is not None, "only a claim is taken over"
         for _ in range(tries):
-            target = standing_after_takeover(self.results_dir, self.run_id, self.fence.generation, replaced)
+            target = standing_after_takeover(self.results_dir, self.run_id, generation, replaced)
             if target is None:
                 (self.ckpt_dir / LAST).unlink(missing_ok=True)
                 return

@@ -20,7 +20,8 @@ from harness.config.base import ConfigError
 CONFIGS_KEY = "harness_configs"  # where a checkpoint keeps the configs its model and run were built from
 LAST = "last.ckpt"
 TOKENIZER = "tokenizer.json"  # the run's tokenizer, copied beside its checkpoints
-KEEP_CHECKPOINTS = ("last", "all", "none")  # what a run leaves: the newest only (default); every one; none once it has a result
+# what a run leaves: the newest only (default); every one; none once it has a result
+KEEP_CHECKPOINTS = ("last", "all", "none")
 
 
 def checkpoint_dir(results_dir: Path, run_id: str) -> Path:

@@ -35,7 +35,7 @@ class DivergenceMonitor(Callback):
         elif not math.isfinite(grad_norm):
             # The step's update already made the weights non-finite; the loss would only show it a step later.
             reason = f"grad norm is {grad_norm}"
-        elif loss > self.factor * self.initial_loss:
+        elif self.initial_loss is not None and loss > self.factor * self.initial_loss:  # set above when finite
             reason = f"loss {loss:.4g} > {self.factor:g} × first loss {self.initial_loss:.4g}"
         else:
             return

@@ -36,7 +36,7 @@ class Fence(Protocol):
 
 
 class _Unfenced:
-    generation = None
+    generation: int | None = None
 
     def check(self, what: str) -> None:
         pass

@@ -7,6 +7,7 @@ Parameters outside the blocks (embeddings, final norm, untied head) are reported
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import torch
 from torch import nn
@@ -33,10 +34,11 @@ class LayerGroups:
                 self.outside[name] = param
         self.layers = [layers[i] for i in sorted(layers)]
         self.all = [p for group in self.layers for p in group] + list(self.outside.values())
-        self._sizes = [sum(p.numel() for p in group) for group in self.layers] + [p.numel() for p in self.outside.values()]
+        self._sizes = ([sum(p.numel() for p in group) for group in self.layers]
+                       + [p.numel() for p in self.outside.values()])
         self.sharded = any(hasattr(p, "to_local") for p in self.all)  # FSDP: DTensors, each process a shard
 
-    def rms(self, tensors: list[torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def rms(self, tensors: Sequence[torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """RMS of `tensors` (one per parameter, in `self.all` order, or each process's shard of it under FSDP, as
         `local` gives): (n_layers,) per block and one per outside name."""
         norms = torch._foreach_norm([local(t).float() for t in tensors])  # one L2 norm per tensor (or shard)

@@ -19,7 +19,8 @@ from harness.train.optim import build_optimizer
 LOSS_TERMS = ("train_loss", "z_loss", "aux_loss")  # CE, mean(log Z²) (0 when z-loss is off), MoE balance loss
 
 
-def next_token_losses(logits: torch.Tensor, targets: torch.Tensor, with_z: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+def next_token_losses(logits: torch.Tensor, targets: torch.Tensor,
+                      with_z: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(mean cross-entropy, mean log Z² or None) of logits (B, T, V) against targets (B, T), in float32.
 
     One fused log-softmax serves both: log Z = zᵢ − log pᵢ for any class i (class 0 here), so the z-loss
@@ -67,16 +68,17 @@ class LitLM(LightningModule):
         else:
             loss = loss + cfg.z_loss * z_squared
         terms = torch.stack((ce, z_squared, aux.float())).detach() / cfg.grad_accum  # (3,)
-        self._step_terms = terms if self._micro_batches == 0 else self._step_terms + terms
+        self._step_terms = terms if self._micro_batches == 0 or self._step_terms is None else self._step_terms + terms
         self._micro_batches += 1
         return loss
 
     def configure_gradient_clipping(self, optimizer, gradient_clip_val=None, gradient_clip_algorithm=None) -> None:
         """Called once per optimizer step: the pre-clip grad norm is computed here, once, then clipped with."""
-        if self._trainer is not None and self.trainer.world_size > 1:  # each process saw its share of the batch: the step's loss is their mean
+        # each process saw its share of the batch: the step's loss is their mean
+        if self._trainer is not None and self.trainer.world_size > 1:
             self._step_terms = self.trainer.strategy.reduce(self._step_terms, reduce_op="mean")
         params = [p for p in self.parameters() if p.grad is not None]
-        norm = torch.nn.utils.get_total_norm([p.grad for p in params])
+        norm = torch.nn.utils.get_total_norm([p.grad for p in params if p.grad is not None])
         if self.train_cfg.grad_clip is not None:
             torch.nn.utils.clip_grads_with_norm_(params, self.train_cfg.grad_clip, norm)
         self._grad_norm = norm.full_tensor() if hasattr(norm, "full_tensor") else norm  # FSDP: over every shard
@@ -95,6 +97,7 @@ class LitLM(LightningModule):
         if not self._step_finished:
             return None
         if not self._values_read:
+            assert self._step_terms is not None and self._grad_norm is not None  # a finished step set both
             self._values_read = True
             numbers = torch.cat((self._step_terms, self._grad_norm.float().reshape(1))).tolist()  # one sync
             self._step_values = {**dict(zip(LOSS_TERMS, numbers)), "grad_norm": numbers[-1], "lr": self._step_lr}

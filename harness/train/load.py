@@ -25,7 +25,8 @@ def load_trained(results_dir: Path, run_id: str) -> tuple[Transformer, Tokenizer
         if (checkpoint_dir(results_dir, run_id) / TOKENIZER).exists():
             raise ConfigError(f"run {run_id!r} kept no checkpoint (trained with --keep-checkpoints none): there are no "
                               "weights to load.")
-        raise ConfigError(f"run {run_id!r} has no checkpoint in {checkpoint_dir(results_dir, run_id)}; check the run id and --results.")
+        raise ConfigError(f"run {run_id!r} has no checkpoint in {checkpoint_dir(results_dir, run_id)}; check the run "
+                          "id and --results.")
     checkpoint = load_checkpoint(path)
     model = build_model(ModelConfig.from_dict(checkpoint[CONFIGS_KEY]["model"]))
     state = {k.removeprefix(MODEL_PREFIX): v for k, v in checkpoint["state_dict"].items() if k.startswith(MODEL_PREFIX)}

@@ -47,7 +47,8 @@ class ResultsLogger(Logger):
         self.results_dir = Path(results_dir)
         self.run_id = run_id
         self.config: dict[str, Any] = dict(config or {})
-        self._identity = {"sweep": sweep, "arm": arm, "seed": seed, "params": params, "flops_per_token": flops_per_token}
+        self._identity: dict[str, Any] = {"sweep": sweep, "arm": arm, "seed": seed, "params": params,
+                                          "flops_per_token": flops_per_token}
         self.provenance = dict(provenance or {})  # which code and machine write the segment (harness.provenance)
         self.resume_from_step = resume_from_step
         self.diverged_at_step: int | None = None
@@ -131,25 +132,26 @@ class ResultsLogger(Logger):
             self.fence_lost = error
             return
         try:
-            self._close(status, error)
+            self._close(self._writer, status, error)
         except SupersededError as refused:  # taken over between the check and the close: the store said no
             self.fence_lost = FenceLost(f"not writing (close the segment): {refused}")
 
-    def _close(self, status: str, error: BaseException | None) -> None:
+    def _close(self, writer: RunWriter, status: str, error: BaseException | None) -> None:
         """Close the writer with the status the run ended in (see `finalize`)."""
         if self.checkpoint is not None:
             self.summary = {**self.summary, "checkpoint": self.checkpoint}
         if self.diverged_at_step is not None:
-            self._writer.close("diverged", diverged_at_step=self.diverged_at_step, summary=self.summary)
+            writer.close("diverged", diverged_at_step=self.diverged_at_step, summary=self.summary)
         elif self.pruned_at_step is not None:
-            self._writer.close("pruned", summary={**self.summary, "pruned_at_step": self.pruned_at_step})
+            writer.close("pruned", summary={**self.summary, "pruned_at_step": self.pruned_at_step})
         elif self.interrupted_at_step is not None:
-            self._writer.close("interrupted", summary={**self.summary, "interrupted_at_step": self.interrupted_at_step})
+            writer.close("interrupted", summary={**self.summary, "interrupted_at_step": self.interrupted_at_step})
         elif status in ("success", "finished"):
-            self._writer.close("completed", summary=self.summary)
+            writer.close("completed", summary=self.summary)
         else:
-            failure = {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()} if error else {}
-            self._writer.close("failed", summary={**self.summary, **failure})
+            failure = ({"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()} if error
+                       else {})
+            writer.close("failed", summary={**self.summary, **failure})
 
 
 class FlushOnCheckpoint(Callback):

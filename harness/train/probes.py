@@ -37,6 +37,12 @@ class ProbeTelemetry(Callback):
         self._before_step: list[torch.Tensor] | None = None
         self._grad_rms: tuple[torch.Tensor, dict[str, torch.Tensor]] | None = None
 
+    @property
+    def groups(self) -> LayerGroups:
+        """The model's parameters by layer, from `on_train_start` on."""
+        assert self._groups is not None, "on_train_start runs first"
+        return self._groups
+
     def is_probe_step(self, step: int) -> bool:
         """Whether the optimizer step numbered `step` (1-based) is probed."""
         return step % self.probe_every == 0 or step == self.total_steps
@@ -51,18 +57,19 @@ class ProbeTelemetry(Callback):
     def on_before_optimizer_step(self, trainer, pl_module, optimizer) -> None:
         if not self.is_probe_step(trainer.global_step + 1):
             return
-        params = [local(p) for p in self._groups.all]
-        self._grad_rms = self._groups.rms([local(p.grad) if p.grad is not None else torch.zeros_like(p) for p in self._groups.all])
+        params = [local(p) for p in self.groups.all]
+        self._grad_rms = self.groups.rms([local(p.grad) if p.grad is not None else torch.zeros_like(p)
+                                          for p in self.groups.all])
         self._before_step = [p.detach().clone() for p in params]
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         if self._before_step is None or pl_module.finished_step_values() is None:
             return
-        params = [local(p).detach() for p in self._groups.all]
+        params = [local(p).detach() for p in self.groups.all]
         per_layer = {
-            "param_rms": self._groups.rms(params),
+            "param_rms": self.groups.rms(params),
             "grad_rms": self._grad_rms,
-            "update_rms": self._groups.rms(torch._foreach_sub(params, self._before_step)),
+            "update_rms": self.groups.rms(torch._foreach_sub(params, self._before_step)),
         }
         self._before_step = self._grad_rms = None
         self._probe(trainer, pl_module, per_layer)
@@ -70,7 +77,8 @@ class ProbeTelemetry(Callback):
     def on_train_end(self, trainer, pl_module) -> None:
         """A run stopped early (diverged) is probed where it stopped: its logits are the finding."""
         if self._probed_step != trainer.global_step:
-            self._probe(trainer, pl_module, {"param_rms": self._groups.rms([local(p).detach() for p in self._groups.all])})
+            self._probe(trainer, pl_module,
+                        {"param_rms": self.groups.rms([local(p).detach() for p in self.groups.all])})
 
     def state_dict(self) -> dict[str, Any]:
         """The run's largest logits so far: a resumed run's summary covers the whole run, not its last segment."""
@@ -82,6 +90,7 @@ class ProbeTelemetry(Callback):
 
     def _probe(self, trainer, pl_module, per_layer) -> None:
         started = time.perf_counter()
+        assert self._probe_ids is not None, "on_train_start runs first"
         with trainer.precision_plugin.forward_context():
             signals = probe_signals(pl_module.model, self._probe_ids)
         self._record(trainer, trainer.global_step, signals, per_layer)

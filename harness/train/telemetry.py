@@ -43,6 +43,7 @@ class StepTelemetry(Callback):
         values = pl_module.finished_step_values()
         if values is None:
             return
+        assert self._step_started is not None  # a finished step started
         step_time = time.perf_counter() - self._step_started
         self._step_started = None
         self.train_seconds += step_time

@@ -9,6 +9,7 @@ and the final evaluation happens exactly once, at the last step, however `val_ev
 from __future__ import annotations
 
 import math
+
 import torch
 from lightning.pytorch import Callback
 

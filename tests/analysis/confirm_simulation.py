@@ -90,7 +90,8 @@ def compared(sim: dict[str, np.ndarray], confirmed: bool) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sweeps", type=int, default=20_000)
-    parser.add_argument("--compared", type=int, default=2_000, help="of those, how many also go through comparison_table")
+    parser.add_argument("--compared", type=int, default=2_000,
+                        help="of those, how many also go through comparison_table")
     args = parser.parse_args()
     sim = search_sweeps(np.random.default_rng(15), args.sweeps)
     print(f"-- identical arms, {SEEDS} per-seed studies of {TRIALS} trials each, the baseline's search lost {LOST} "

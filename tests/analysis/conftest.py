@@ -28,8 +28,9 @@ def ladder_store(tmp_path_factory):
     import ladder_synthetic
 
     results = tmp_path_factory.mktemp("ladder") / "results"
-    planted = ladder_synthetic.write_ladder(results, "lad", ladder_simulation.CURVES, ladder_synthetic.chinchilla_rungs(4), seeds=3,
-                                            noise=0.01, lrs=(1e-3, 3e-3), diverged={("steeper", 0, 2)})
+    planted = ladder_synthetic.write_ladder(results, "lad", ladder_simulation.CURVES,
+                                            ladder_synthetic.chinchilla_rungs(4), seeds=3, noise=0.01, lrs=(1e-3, 3e-3),
+                                            diverged={("steeper", 0, 2)})
     return results, planted
 
 

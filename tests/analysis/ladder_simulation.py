@@ -39,15 +39,16 @@ def arrays(losses: np.ndarray, rungs: list, names: list[str]) -> LadderData:
     shape = losses.shape[:2]
     compute = np.broadcast_to([rung.compute for rung in rungs], shape).astype(float)
     params = np.broadcast_to([rung.params for rung in rungs], shape).astype(float)
-    return LadderData(names, names, [rung.label for rung in rungs], list(range(losses.shape[2])), losses, compute, params,
-                      np.full(shape, 1e-3), np.zeros(shape, dtype=int), [])
+    return LadderData(names, names, [rung.label for rung in rungs], list(range(losses.shape[2])), losses, compute,
+                      params, np.full(shape, 1e-3), np.zeros(shape, dtype=int), [])
 
 
 def crossover_truth(a: tuple, b: tuple) -> float:
     """Where two planted curves cross: scipy's root finder on their difference in log compute (the oracle)."""
     from scipy.optimize import brentq
 
-    root = brentq(lambda x: synthetic.planted_loss(a, np.exp(x)) - synthetic.planted_loss(b, np.exp(x)), np.log(1e10), np.log(1e20))
+    root = brentq(lambda x: synthetic.planted_loss(a, np.exp(x)) - synthetic.planted_loss(b, np.exp(x)), np.log(1e10),
+                  np.log(1e20))
     return float(np.exp(root))
 
 
@@ -74,10 +75,12 @@ def replay(rng_seed: int, rungs: int, seeds: int, noise: float, replicates: int)
     return covered
 
 
-def coverage(replays: int, rungs: int, seeds: int, noise: float, replicates: int, first_seed: int = 0) -> dict[str, float]:
+def coverage(replays: int, rungs: int, seeds: int, noise: float, replicates: int,
+             first_seed: int = 0) -> dict[str, float]:
     """Share of `replays` seeded replays whose interval covers the truth, per quantity."""
     found = [replay(first_seed + i, rungs, seeds, noise, replicates) for i in range(replays)]
-    return {name: float(np.mean([hits[name] for hits in found if name in hits])) for name in dict.fromkeys(k for h in found for k in h)}
+    names = dict.fromkeys(k for h in found for k in h)
+    return {name: float(np.mean([hits[name] for hits in found if name in hits])) for name in names}
 
 
 def main() -> None:
@@ -86,10 +89,12 @@ def main() -> None:
     parser.add_argument("--replicates", type=int, default=200)
     parser.add_argument("--shape", type=int, choices=range(len(SHAPES)), help="only this one of SHAPES")
     args = parser.parse_args()
-    print(f"planted crossover at {crossover_truth(*CURVES.values()):.3g} FLOPs; {args.replays} replays, {args.replicates} bootstrap replicates")
+    print(f"planted crossover at {crossover_truth(*CURVES.values()):.3g} FLOPs; {args.replays} replays, "
+          f"{args.replicates} bootstrap replicates")
     for rungs, seeds, noise in SHAPES if args.shape is None else [SHAPES[args.shape]]:
         rates = coverage(args.replays, rungs, seeds, noise, args.replicates)
-        print(f"{rungs} rungs × {seeds} seeds, noise {noise}: " + ", ".join(f"{name} {rate:.1%}" for name, rate in rates.items()), flush=True)
+        print(f"{rungs} rungs × {seeds} seeds, noise {noise}: "
+              + ", ".join(f"{name} {rate:.1%}" for name, rate in rates.items()), flush=True)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,8 @@ class Rung:
         return f"d_model={self.d_model},n_layers={self.n_layers}"
 
 
-def chinchilla_rungs(n: int, first_params: int = 200_000, growth: float = 2.0, tokens_per_param: int = 20) -> list[Rung]:
+def chinchilla_rungs(n: int, first_params: int = 200_000, growth: float = 2.0,
+                     tokens_per_param: int = 20) -> list[Rung]:
     """n rungs, each `growth`× the parameters of the last, trained on tokens_per_param × params tokens
     (compute grows by growth² a rung); FLOPs per token = 6 × params."""
     rungs = []
@@ -64,8 +65,9 @@ def draw_losses(rng: np.random.Generator, curves: list[tuple], rungs: list[Rung]
     return truth[..., None] + common + rng.normal(0, noise, (len(curves), len(rungs), seeds))
 
 
-def write_ladder(results, sweep: str, variants: dict[str, tuple[float, float, float]], rungs: list[Rung], *, seeds: int = 4,
-                 noise: float = 0.01, shared: float = 0.0, rng_seed: int = 0, diverged=(), lrs=(1e-3,)) -> np.ndarray:
+def write_ladder(results, sweep: str, variants: dict[str, tuple[float, float, float]], rungs: list[Rung], *,
+                 seeds: int = 4, noise: float = 0.01, shared: float = 0.0, rng_seed: int = 0, diverged=(),
+                 lrs=(1e-3,)) -> np.ndarray:
     """Runs of every variant at every rung, LR and seed; returns the planted-plus-noise losses [V, R, S] (at the
     first LR: others are planted 0.05 worse per step along `lrs`). `diverged`: (variant, rung index, seed) runs
     that diverge instead."""
@@ -80,7 +82,8 @@ def write_ladder(results, sweep: str, variants: dict[str, tuple[float, float, fl
     return losses
 
 
-def _write_run(results, run_id: str, sweep: str, arm: str, seed: int, lr: float, rung: Rung, final: float, gone: bool) -> None:
+def _write_run(results, run_id: str, sweep: str, arm: str, seed: int, lr: float, rung: Rung, final: float,
+               gone: bool) -> None:
     config = {"d_model": rung.d_model, "n_layers": rung.n_layers, "lr": lr}
     writer = db.RunWriter.open(results, run_id, sweep=sweep, arm=arm, seed=seed, config=config, params=rung.params,
                                flops_per_token=rung.flops_per_token)

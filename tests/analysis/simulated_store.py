@@ -39,7 +39,8 @@ def write_table(results, sweep: str, arm: np.ndarray, baseline: np.ndarray, lrs:
     keys = [(f"arm{row // lrs}", 10.0 ** -(1 + row % lrs)) for row in range(rows)]
     for row, (name, lr) in enumerate(keys):
         for seed in range(seeds):
-            write_outcome(results, f"{sweep}-{row}-{seed}", sweep=sweep, arm=name, seed=seed, lr=lr, value=arm[row, seed])
+            write_outcome(results, f"{sweep}-{row}-{seed}", sweep=sweep, arm=name, seed=seed, lr=lr,
+                          value=arm[row, seed])
     for row in range(lrs):
         for seed in range(seeds):
             write_outcome(results, f"{sweep}-b{row}-{seed}", sweep=sweep, arm=BASELINE, seed=seed, lr=keys[row][1],

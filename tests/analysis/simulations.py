@@ -33,7 +33,8 @@ def decide(arm: np.ndarray, baseline: np.ndarray, min_effect: float = MIN_EFFECT
     return verdicts(pairs, p_holm, p_stability_holm, min_effect)[:, 0]
 
 
-def decide_table(arm: np.ndarray, baseline: np.ndarray, min_effect: float = MIN_EFFECT, robust: bool = False) -> np.ndarray:
+def decide_table(arm: np.ndarray, baseline: np.ndarray, min_effect: float = MIN_EFFECT,
+                 robust: bool = False) -> np.ndarray:
     """The fixed-n verdicts of whole tables: arrays [sweeps, rows, seeds] → [sweeps, rows]."""
     pairs = compare_pairs(arm, baseline)
     p_holm, p_stability_holm = holm_family(pairs, robust)
@@ -41,7 +42,8 @@ def decide_table(arm: np.ndarray, baseline: np.ndarray, min_effect: float = MIN_
 
 
 def decide_sequential(arm: np.ndarray, baseline: np.ndarray, min_effect: float = MIN_EFFECT, robust: bool = False):
-    """The anytime-valid verdicts of whole tables, looked at after every seed: [sweeps, rows, seeds] → [sweeps, rows]."""
+    """The anytime-valid verdicts of whole tables, looked at after every seed: [sweeps, rows, seeds] →
+    [sweeps, rows]."""
     return sequential_table(arm, baseline, min_effect, robust).verdict
 
 
@@ -84,7 +86,8 @@ def null_table(rng, sweeps: int, seeds: int, arms: int = 3, lrs: int = 3, noise:
     baseline = 3.0 + offsets + lr_effect + rng.normal(0, noise, (sweeps, 1, lrs, seeds))
     arm = 3.0 + offsets + lr_effect + rng.normal(0, noise, (sweeps, arms, lrs, seeds))
     arm[:, 0, 0] += shift
-    return arm.reshape(sweeps, arms * lrs, seeds), np.broadcast_to(baseline, arm.shape).reshape(sweeps, arms * lrs, seeds)
+    return (arm.reshape(sweeps, arms * lrs, seeds),
+            np.broadcast_to(baseline, arm.shape).reshape(sweeps, arms * lrs, seeds))
 
 
 def skewed_null(rng, sweeps: int, seeds: int, scale: float = 0.01):
@@ -98,7 +101,8 @@ def correlated_divergences(rng, sweeps: int, seeds: int, rate: float, correlatio
     """Both sides diverge at `rate`, a seed's two divergences correlated (a shared latent normal): the null of
     equal stability. Returns boolean arrays (arm diverged, baseline diverged) [sweeps, seeds]."""
     shared = rng.normal(size=(sweeps, seeds))
-    latent = [np.sqrt(correlation) * shared + np.sqrt(1 - correlation) * rng.normal(size=(sweeps, seeds)) for _ in range(2)]
+    latent = [np.sqrt(correlation) * shared + np.sqrt(1 - correlation) * rng.normal(size=(sweeps, seeds))
+              for _ in range(2)]
     cut = scipy_stats.norm.ppf(rate)
     return latent[0] < cut, latent[1] < cut
 
@@ -134,7 +138,8 @@ def gate_only_better(arm: np.ndarray, baseline: np.ndarray) -> np.ndarray:
 
 def mcnemar_p(arm_only: np.ndarray, baseline_only: np.ndarray) -> np.ndarray:
     """McNemar's exact test: two-sided binomial test of the discordant pairs (scipy.stats.binomtest)."""
-    return np.array([scipy_stats.binomtest(int(a), int(a + b)).pvalue if a + b else np.nan for a, b in zip(arm_only, baseline_only)])
+    return np.array([scipy_stats.binomtest(int(a), int(a + b)).pvalue if a + b else np.nan
+                     for a, b in zip(arm_only, baseline_only)])
 
 
 def two_widths(rng, sweeps: int, shift: float, noise: float = 0.01, lr_penalty=(0.03, 0.0, 0.03), seeds: int = 4,
@@ -188,17 +193,19 @@ def main() -> None:
                 arm = np.where(arm_gone, DIVERGED, 3.0)
                 pairs = compare_pairs(arm, np.where(base_gone, DIVERGED, 3.0))
                 mcnemar = mcnemar_p((arm_gone & ~base_gone).sum(1), (base_gone & ~arm_gone).sum(1))
-                print(f"{seeds} seeds, rate {rate}, correlation {correlation}: Fisher {np.mean(pairs.p_stability < 0.05):.4f}, "
-                      f"McNemar {np.mean(mcnemar < 0.05):.4f}")
+                print(f"{seeds} seeds, rate {rate}, correlation {correlation}: Fisher "
+                      f"{np.mean(pairs.p_stability < 0.05):.4f}, McNemar {np.mean(mcnemar < 0.05):.4f}")
     print(f"-- the one outcome model on every path, {n} sweeps each: share of sweeps")
     paths = (("fixed-n", decide_table), ("anytime-valid", decide_sequential))
     for seeds in (20, 40):
         arm, baseline = survivorship_null(rng, n, seeds=seeds, noise=0.01)
-        rates = ", ".join(f"{name} {np.mean(rule(arm[:, None], baseline[:, None])[:, 0] == 'better'):.4f}" for name, rule in paths)
+        rates = ", ".join(f"{name} {np.mean(rule(arm[:, None], baseline[:, None])[:, 0] == 'better'):.4f}"
+                          for name, rule in paths)
         print(f"survivorship null, {seeds} seeds (noise 0.01): `better` {rates}")
     for seeds in (10, 20, 40):
         arm, baseline = worst_seed_divergences(rng, n, seeds)
-        rates = ", ".join(f"{name} {np.mean(rule(arm[:, None], baseline[:, None])[:, 0] == 'better'):.4f}" for name, rule in paths)
+        rates = ", ".join(f"{name} {np.mean(rule(arm[:, None], baseline[:, None])[:, 0] == 'better'):.4f}"
+                          for name, rule in paths)
         print(f"worst-seed divergences at the baseline's rate 0.2, {seeds} seeds: `better` {rates}; "
               f"old count guard {np.mean(count_guard_better(arm, baseline)):.4f}")
     for seeds in (10, 20, 40):
@@ -212,10 +219,12 @@ def main() -> None:
         print(f"a planted {effect} paired-sd effect among nine rows, 20 seeds: decided `better` {rates}")
     for seeds in (20, 40):
         arm, baseline = skewed_null(rng, n, seeds)
-        rates = ", ".join(f"{label} {np.mean(decide_sequential(arm[:, None], baseline[:, None], robust=robust)[:, 0] == 'better'):.4f}"
-                          for label, robust in (("t sequence", False), ("--robust", True)))
-        fixed = ", ".join(f"{label} {np.mean(decide_table(arm[:, None], baseline[:, None], robust=robust)[:, 0] == 'better'):.4f}"
-                          for label, robust in (("t-test", False), ("--robust", True)))
+        shares = {label: np.mean(decide_sequential(arm[:, None], baseline[:, None], robust=robust)[:, 0] == "better")
+                  for label, robust in (("t sequence", False), ("--robust", True))}
+        rates = ", ".join(f"{label} {share:.4f}" for label, share in shares.items())
+        shares = {label: np.mean(decide_table(arm[:, None], baseline[:, None], robust=robust)[:, 0] == "better")
+                  for label, robust in (("t-test", False), ("--robust", True))}
+        fixed = ", ".join(f"{label} {share:.4f}" for label, share in shares.items())
         print(f"skewed null (centred lognormal), {seeds} seeds: `better` anytime-valid {rates}; fixed-n {fixed}")
     print(f"-- two variants at two widths, 3 LRs × 4 seeds, run noise sd 0.01, {n} sweeps: share flagged as reversing")
     for label, shift, second in (("identical", 0.0, None), ("planted reversal ±0.05", 0.05, None),

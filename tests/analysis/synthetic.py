@@ -34,9 +34,9 @@ DIVERGED = {("unstable", 1e-3, 1): 30, ("unstable", 1e-3, 4): 42}
 def write_run(
     results, run_id: str, *, sweep: str, arm: str, seed: int, lr: float | None, final: float, steps: int = 60,
     diverge_at: int | None = None, val_every: int = 10, probe_every: int = 10, layers: int = 2, heads: int = 2,
-    config: dict | None = None, logit_growth: float = 1.0, spikes: tuple[int, ...] = (), status: str | None = "completed",
-    last_val: float | None = None, log_every: int = 1, initial_loss: float | None = None, summary: dict | None = None,
-    provenance: dict | None = None,
+    config: dict | None = None, logit_growth: float = 1.0, spikes: tuple[int, ...] = (),
+    status: str | None = "completed", last_val: float | None = None, log_every: int = 1,
+    initial_loss: float | None = None, summary: dict | None = None, provenance: dict | None = None,
 ) -> None:
     """One run with full step histories: train/val loss, grad norm, lr, tokens, step time, probes, spikes.
 
@@ -98,7 +98,8 @@ def write_planted(
     for index, (arm, (effect, noise, seeds)) in enumerate(arms.items()):
         for lr in lrs:
             for seed in range(seeds):
-                final = BASE_LOSS + effect + (lr_penalty(lr) if lr_penalty else 0.0) + offsets[seed] + rng.normal(0, noise)
+                final = (BASE_LOSS + effect + (lr_penalty(lr) if lr_penalty else 0.0) + offsets[seed]
+                         + rng.normal(0, noise))
                 key = (arm, lr, seed)
                 run_id = f"{sweep}-{index}-{lr}-{seed}"  # by the arm's index: arm names may hold any character
                 write_run(results, run_id, sweep=sweep, arm=arm, seed=seed, lr=lr, final=final,

@@ -32,7 +32,8 @@ def test_a_planted_plateau_split_is_found_with_its_groups():
         split = bimodal_cells(quiet_table(rng) | {("plateau", 0.1): values})[("plateau", 0.1)]
         assert (split.low_seeds, split.high_seeds) == (escaped, seeds - escaped)
         assert split.low_mean == pytest.approx(5.0, abs=0.05) and split.high_mean == pytest.approx(5.9, abs=0.05)
-        assert split.describe() == f"{seeds - escaped} seeds near {split.high_mean:.3g}, {escaped} near {split.low_mean:.3g}"
+        assert split.describe() == (f"{seeds - escaped} seeds near {split.high_mean:.3g}, {escaped} near "
+                                    f"{split.low_mean:.3g}")
 
 
 def test_the_pooled_noise_is_the_scaled_median_absolute_deviation_without_the_median_seeds():

@@ -4,13 +4,13 @@ import pytest
 from scipy import stats as scipy_stats
 
 import synthetic
-from oracles import holm_by_definition
 from analysis import stats
 from analysis.compare import compare
 from analysis.comparison import COLUMNS, DIRECTION, OBSERVED
 from analysis.errors import AnalysisError
 from analysis.frames import load_sweep
 from analysis.summary import comparison_frame
+from oracles import holm_by_definition
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +19,8 @@ def table(planted_store):
 
 
 def test_columns_are_exactly_the_documented_ones(table):
-    assert list(table.reset_index().columns) == [*COLUMNS, OBSERVED, DIRECTION]  # the last two: not printed by harness compare
+    # the last two: not printed by harness compare
+    assert list(table.reset_index().columns) == [*COLUMNS, OBSERVED, DIRECTION]
 
 
 def test_planted_effects_get_their_verdicts(table):
@@ -53,7 +54,8 @@ def test_diverged_runs_are_counted_and_left_out_of_means(planted_store, table):
 
 def test_n_is_the_pairs_behind_the_test(table):
     assert table.at["single", "n"] == 1 and table.at["single", "n_pairs"] == 1 and table.at["null", "n"] == 6
-    assert table.at["single", "seeds"] == 1 and table.at["baseline", "seeds"] == 6 and pd.isna(table.at["baseline", "n"])
+    assert (table.at["single", "seeds"] == 1 and table.at["baseline", "seeds"] == 6
+            and pd.isna(table.at["baseline", "n"]))
 
 
 def test_means_and_holm_match_the_planted_values(planted_store, table):
@@ -76,7 +78,8 @@ def test_seeds_needed_comes_from_the_paired_spread(planted_store, table):
 
 def test_each_lr_is_compared_with_the_baseline_at_that_lr(tmp_path):
     arms = {"baseline": (0.0, 0.002, 3), "qk": (-0.05, 0.002, 3)}
-    synthetic.write_planted(tmp_path, "lrs", arms, lrs=(1e-3, 1e-2), lr_penalty=lambda lr: 0.5 if lr > 5e-3 else 0.0, steps=12)
+    synthetic.write_planted(tmp_path, "lrs", arms, lrs=(1e-3, 1e-2), lr_penalty=lambda lr: 0.5 if lr > 5e-3 else 0.0,
+                            steps=12)
     table = comparison_frame(compare(load_sweep(tmp_path, "lrs"), min_effect=0.02))
     assert list(zip(table["arm"], table["lr"])) == [("baseline", 1e-3), ("baseline", 1e-2), ("qk", 1e-3), ("qk", 1e-2)]
     assert table.loc[table["arm"] == "qk", "delta"].to_numpy() == pytest.approx([-0.05, -0.05], abs=0.01)
@@ -84,7 +87,8 @@ def test_each_lr_is_compared_with_the_baseline_at_that_lr(tmp_path):
 
 def test_bad_requests_say_what_would_work(planted_store):
     sweep = load_sweep(planted_store[0], "planted")
-    with pytest.raises(AnalysisError, match="baseline 'basline' is not an arm of sweep 'planted'; did you mean 'baseline'"):
+    with pytest.raises(AnalysisError,
+                       match="baseline 'basline' is not an arm of sweep 'planted'; did you mean 'baseline'"):
         compare(sweep, baseline="basline")
     with pytest.raises(AnalysisError, match="did you mean 'final_val_loss'"):
         compare(sweep, metric="final_val")
@@ -103,7 +107,8 @@ def test_a_searched_arm_enters_with_its_best_trial_per_seed(tmp_path):
 
     cells = []
     for seed in range(3):
-        synthetic.write_run(tmp_path, f"base-{seed}", sweep="search", arm="base", seed=seed, lr=1e-3, final=3.0 + 0.01 * seed, steps=12)
+        synthetic.write_run(tmp_path, f"base-{seed}", sweep="search", arm="base", seed=seed, lr=1e-3,
+                            final=3.0 + 0.01 * seed, steps=12)
         cells.append({"arm": "base", "lr": 1e-3, "seed": seed, "run_id": f"base-{seed}"})
     db.write_sweep(tmp_path, "search", {"question": "?", "baseline": "base"}, cells)
     for seed in range(3):
@@ -111,7 +116,8 @@ def test_a_searched_arm_enters_with_its_best_trial_per_seed(tmp_path):
             lr = 1e-3 * (trial + 1)
             run_id = f"tuned-{seed}-{trial}"
             synthetic.write_run(tmp_path, run_id, sweep="search", arm="tuned", seed=seed, lr=lr, final=final, steps=12)
-            db.write_trial(tmp_path, "search", seed, {"arm": "tuned", "lr": lr, "seed": seed, "trial": trial, "run_id": run_id,
+            db.write_trial(tmp_path, "search", seed,
+                           {"arm": "tuned", "lr": lr, "seed": seed, "trial": trial, "run_id": run_id,
                                                       "arm_values": '{"lr": %r}' % lr})
     table = comparison_frame(compare(load_sweep(tmp_path, "search"))).set_index("arm")
     tuned = table.loc["tuned"]

@@ -108,9 +108,12 @@ def test_confirmations_of_a_search_that_does_not_tune_the_lr_keep_their_studys_l
                 _trial(results, "warm", f"{arm}", index, 10 * index + trial, lr, final + lr, tuned=())
             for i, seed in enumerate(FRESH):
                 run_id = f"{arm}-{lr}-c{i}"
-                synthetic.write_run(results, run_id, sweep="warm", arm=arm, seed=seed, lr=lr, final=2.9 + lr + 0.01 * i, steps=12)
-                db.write_confirmation(results, "warm", index, i, {"arm": arm, "lr": lr, "seed": seed, "confirms": 10 * index + 1,
-                                                                 "run_id": run_id, "arm_values": json.dumps({"warmup_steps": 1})})
+                synthetic.write_run(results, run_id, sweep="warm", arm=arm, seed=seed, lr=lr, final=2.9 + lr + 0.01 * i,
+                                    steps=12)
+                db.write_confirmation(results, "warm", index, i,
+                                      {"arm": arm, "lr": lr, "seed": seed, "confirms": 10 * index + 1,
+                                                                 "run_id": run_id,
+                                                                 "arm_values": json.dumps({"warmup_steps": 1})})
     rows = compare(load_sweep(results, "warm"))
     assert [(r["arm"], r["lr"], r["seeds"], r["selection"]) for r in rows] == [
         (arm, lr, 2, "confirmed on 2 fresh seeds") for arm in ("base", "other") for lr in (1e-3, 3e-3)]

@@ -68,7 +68,8 @@ def test_a_completed_run_with_a_nonfinite_metric_is_a_divergence_everywhere(tmp_
 def test_a_completed_run_without_the_metric_is_left_out_everywhere(tmp_path):
     sweep = "missing"
     for seed in range(2):
-        synthetic.write_run(tmp_path, f"b{seed}", sweep=sweep, arm="base", seed=seed, lr=1e-3, final=3.0 + 0.01 * seed, steps=12)
+        synthetic.write_run(tmp_path, f"b{seed}", sweep=sweep, arm="base", seed=seed, lr=1e-3, final=3.0 + 0.01 * seed,
+                            steps=12)
     writer = db.RunWriter.open(tmp_path, "noval", sweep=sweep, arm="base", seed=2, config={"lr": 1e-3})
     writer.log_metrics(1, {"train_loss": 3.5})  # no val_loss: final_val_loss is NULL, not a failure
     writer.close("completed")

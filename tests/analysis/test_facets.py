@@ -10,7 +10,8 @@ def _write(results, sweep, arms, axes):
     for i, (arm, config) in enumerate(arms.items()):
         for lr in (1e-3, 1e-2):
             run_id = f"{sweep}-{i}-{lr}"
-            synthetic.write_run(results, run_id, sweep=sweep, arm=arm, seed=0, lr=lr, final=3.0, steps=12, config=config)
+            synthetic.write_run(results, run_id, sweep=sweep, arm=arm, seed=0, lr=lr, final=3.0, steps=12,
+                                config=config)
             cells.append({"arm": arm, "lr": lr, "seed": 0, "run_id": run_id})
     db.write_sweep(results, sweep, {"question": "?", "axes": axes}, cells)
 

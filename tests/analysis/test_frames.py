@@ -17,7 +17,8 @@ def test_curves_bucket_long_histories_and_skip_unfinished_values(tmp_path):
 
 def test_initial_loss_is_the_step_0_metric_else_the_first_logged_training_loss(tmp_path):
     # with log_every=5 the first logged training loss is at step 0 here, but ℓ₀ is the step-0 metric when there is one
-    synthetic.write_run(tmp_path, "new", sweep="s", arm="a", seed=0, lr=1e-3, final=3.0, steps=10, log_every=5, initial_loss=8.5)
+    synthetic.write_run(tmp_path, "new", sweep="s", arm="a", seed=0, lr=1e-3, final=3.0, steps=10, log_every=5,
+                        initial_loss=8.5)
     synthetic.write_run(tmp_path, "old", sweep="s", arm="a", seed=1, lr=1e-3, final=3.0, steps=10)
     initial, _ = initial_losses(load_sweep(tmp_path, "s"))
     assert initial["initial_loss"].to_dict() == {"new": 8.5, "old": synthetic.INITIAL_LOSS + 0.02}

@@ -32,7 +32,8 @@ def planted(tmp_path_factory):
         for lr in LRS:
             for seed in range(seeds):
                 final = 3.0 + effect + 0.05 * abs(math.log10(lr / OPTIMUM[arm])) + offsets[seed] + rng.normal(0, noise)
-                synthetic.write_run(results, f"h-{index}-{lr}-{seed}", sweep="h", arm=arm, seed=seed, lr=lr, final=final, steps=20)
+                synthetic.write_run(results, f"h-{index}-{lr}-{seed}", sweep="h", arm=arm, seed=seed, lr=lr,
+                                    final=final, steps=20)
                 finals[(arm, lr, seed)] = final
     return results, finals
 
@@ -53,12 +54,15 @@ def oracle_needed(diffs: np.ndarray, effect: float) -> int:
 def test_each_arm_is_judged_at_its_best_lr_against_the_baseline_at_its_best_lr(planted):
     results, finals = planted
     analysis = analyse(load_sweep(results, "h"), min_effect=MIN_EFFECT)
-    best = {arm: min(LRS, key=lambda lr: np.mean([v for (a, l, _), v in finals.items() if a == arm and l == lr])) for arm in ARMS}
+    best = {arm: min(LRS, key=lambda lr: np.mean([v for (a, at, _), v in finals.items() if a == arm and at == lr]))
+            for arm in ARMS}
     assert {line.arm: line.lr for line in analysis.headlines} == {arm: best[arm] for arm in ARMS if arm != "baseline"}
     assert best["faster"] == 1e-2 and best["slower"] == 1e-3  # the planted optima differ from the baseline's
     arms = [arm for arm in ARMS if arm != "baseline"]
-    diffs = {arm: np.array([finals[(arm, best[arm], s)] - finals[("baseline", best["baseline"], s)] for s in range(5)]) for arm in arms}
-    p = [stats.ttest_rel([finals[(arm, best[arm], s)] for s in range(5)], [finals[("baseline", best["baseline"], s)] for s in range(5)]).pvalue
+    diffs = {arm: np.array([finals[(arm, best[arm], s)] - finals[("baseline", best["baseline"], s)] for s in range(5)])
+             for arm in arms}
+    p = [stats.ttest_rel([finals[(arm, best[arm], s)] for s in range(5)],
+                         [finals[("baseline", best["baseline"], s)] for s in range(5)]).pvalue
          for arm in arms]
     p_holm = dict(zip(arms, holm_by_definition(p)))
     for line in analysis.headlines:

@@ -11,14 +11,16 @@ NOISE = 0.003
 
 
 def _write(results, sweep, finals, seeds=4, lrs=(1e-3,), diverged=()):
-    """finals: (qk_norm, d_model) → planted final loss; per-run noise NOISE; `diverged`: (qk_norm, d_model, lr, seed)."""
+    """finals: (qk_norm, d_model) → planted final loss; per-run noise NOISE; `diverged`: (qk_norm, d_model, lr,
+    seed)."""
     rng = np.random.default_rng(1)
     for (qk_norm, width), final in finals.items():
         for lr in lrs:
             for seed in range(seeds):
                 gone = (qk_norm, width, lr, seed) in diverged
-                synthetic.write_run(results, f"{sweep}-{qk_norm}-{width}-{lr}-{seed}", sweep=sweep, arm=f"{qk_norm}-{width}",
-                                    seed=seed, lr=lr, final=final + rng.normal(0, NOISE), steps=12, diverge_at=5 if gone else None,
+                synthetic.write_run(results, f"{sweep}-{qk_norm}-{width}-{lr}-{seed}", sweep=sweep,
+                                    arm=f"{qk_norm}-{width}", seed=seed, lr=lr, final=final + rng.normal(0, NOISE),
+                                    steps=12, diverge_at=5 if gone else None,
                                     config={"d_model": width, "qk_norm": qk_norm, "d_ff": 3 * width})
 
 
@@ -26,10 +28,13 @@ def test_a_resolved_reversal_is_flagged_on_both_rows(tmp_path):
     _write(tmp_path, "grow", {("none", 128): 3.0, ("rmsnorm", 128): 2.9, ("none", 256): 2.6, ("rmsnorm", 256): 2.7})
     scale = compare_across(load_sweep(tmp_path, "grow"), "final_val_loss")
     table = scale.table
-    assert scale.axis == "d_model" and set(table["variant"]) == {"qk_norm=none", "qk_norm=rmsnorm"}  # d_ff follows d_model
-    assert table[table["d_model"] == 128].set_index("variant")["rank"].to_dict() == {"qk_norm=rmsnorm": 1, "qk_norm=none": 2}
+    # d_ff follows d_model
+    assert scale.axis == "d_model" and set(table["variant"]) == {"qk_norm=none", "qk_norm=rmsnorm"}
+    assert (table[table["d_model"] == 128].set_index("variant")["rank"].to_dict()
+            == {"qk_norm=rmsnorm": 1, "qk_norm=none": 2})
     assert len(scale.reversals) == 1
-    assert scale.reversals[0].startswith("qk_norm=rmsnorm beats qk_norm=none at d_model=128 but loses to it at d_model=256 (Holm")
+    assert scale.reversals[0].startswith("qk_norm=rmsnorm beats qk_norm=none at d_model=128 but loses to it at "
+                                         "d_model=256 (Holm")
     assert table["reversal"].str.contains("here, (?:beats|loses to) it at d_model=").all()
 
 
@@ -43,7 +48,8 @@ def test_the_reversal_p_is_the_larger_of_the_two_paired_tests(tmp_path):
     assert scale.reversals == [f"qk_norm=rmsnorm beats qk_norm=none at d_model=128 but loses to it at d_model=256 "
                                f"(Holm-adjusted p {max(p):.2g})"]
     rows = scale.table.set_index(["d_model", "variant"])["reversal"]
-    assert rows[(256, "qk_norm=none")] == f"beats qk_norm=rmsnorm here, loses to it at d_model=128 (Holm-adjusted p {max(p):.2g})"
+    assert rows[(256, "qk_norm=none")] == ("beats qk_norm=rmsnorm here, loses to it at d_model=128 (Holm-adjusted p "
+                                           f"{max(p):.2g})")
 
 
 def test_an_order_that_holds_has_no_flag(tmp_path):
@@ -54,10 +60,12 @@ def test_an_order_that_holds_has_no_flag(tmp_path):
 
 def test_two_seeds_with_equal_differences_resolve_nothing(tmp_path):
     # the old rule flagged this: a sign change of the means, from two seeds whose differences are exactly equal
-    for (qk_norm, width), final in {("none", 128): 3.0, ("rmsnorm", 128): 2.9, ("none", 256): 2.6, ("rmsnorm", 256): 2.7}.items():
+    for (qk_norm, width), final in {("none", 128): 3.0, ("rmsnorm", 128): 2.9, ("none", 256): 2.6,
+                                    ("rmsnorm", 256): 2.7}.items():
         for seed in range(2):
-            synthetic.write_run(tmp_path, f"{qk_norm}-{width}-{seed}", sweep="two", arm=f"{qk_norm}-{width}", seed=seed, lr=1e-3,
-                                final=final + 0.01 * seed, steps=12, config={"d_model": width, "qk_norm": qk_norm})
+            synthetic.write_run(tmp_path, f"{qk_norm}-{width}-{seed}", sweep="two", arm=f"{qk_norm}-{width}", seed=seed,
+                                lr=1e-3, final=final + 0.01 * seed, steps=12,
+                                config={"d_model": width, "qk_norm": qk_norm})
     assert compare_across(load_sweep(tmp_path, "two"), "final_val_loss").reversals == []
 
 
@@ -73,9 +81,12 @@ def test_a_lucky_survivor_does_not_make_an_lr_best(tmp_path):
 def test_across_names_the_closest_field_and_refuses_one_value(tmp_path):
     _write(tmp_path, "grow", {("none", 128): 3.0, ("rmsnorm", 128): 2.9}, seeds=2)
     sweep = load_sweep(tmp_path, "grow")
-    with pytest.raises(AnalysisError, match=r"--across 'd_modl' is not a config field of sweep 'grow''s runs; did you mean 'd_model'\?"):
+    with pytest.raises(AnalysisError,
+                       match=r"--across 'd_modl' is not a config field of sweep 'grow''s runs; "
+                       r"did you mean 'd_model'\?"):
         check_across(sweep, "d_modl")
-    with pytest.raises(AnalysisError, match=r"--across 'd_model' takes one value \(128\) among sweep 'grow''s finished runs"):
+    with pytest.raises(AnalysisError,
+                       match=r"--across 'd_model' takes one value \(128\) among sweep 'grow''s finished runs"):
         check_across(sweep, "d_model")
     check_across(sweep, "qk_norm")  # any switch with several values will do
     across = compare_across(sweep, "final_val_loss", "qk_norm")

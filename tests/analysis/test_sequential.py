@@ -36,7 +36,8 @@ def test_mixed_over_a_cauchy_scale_it_gives_the_published_jzs_bayes_factor():
     diffs = (z - z.mean()) / z.std(ddof=1) + 3.5 / np.sqrt(20)  # any 20 values with t = 3.5: G depends on t and n
     assert stats.ttest_1samp(diffs, 0).statistic == pytest.approx(3.5)
     r = 0.707
-    jzs = integrate.quad(lambda g: np.exp(log_e_values(diffs, c2=1 / (g * r * r))[-1]) * stats.invgamma.pdf(g, 0.5, scale=0.5),
+    jzs = integrate.quad(lambda g: (np.exp(log_e_values(diffs, c2=1 / (g * r * r))[-1])
+                                    * stats.invgamma.pdf(g, 0.5, scale=0.5)),
                          0, np.inf)[0]
     assert round(jzs, 3) == 17.185
 
@@ -64,7 +65,8 @@ def test_the_interval_is_where_the_oracle_crosses_one_over_alpha_intersected_ove
     np.testing.assert_allclose(low[1:], expected_low, rtol=1e-6)
     np.testing.assert_allclose(high[1:], expected_high, rtol=1e-6)
     result = one_row(diffs)
-    assert (result.verdict[0], result.decided_at[0]) == oracle_decision(diffs, MIN_EFFECT) and result.verdict[0] == "better"
+    assert ((result.verdict[0], result.decided_at[0]) == oracle_decision(diffs, MIN_EFFECT)
+            and result.verdict[0] == "better")
     assert (result.low[0], result.high[0]) == (pytest.approx(expected_low[-1]), pytest.approx(expected_high[-1]))
 
 

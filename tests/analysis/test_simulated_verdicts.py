@@ -32,7 +32,8 @@ def test_an_arm_that_diverged_on_4_of_6_is_never_negligible_or_better():
 def test_a_stable_arm_against_a_baseline_that_diverged_on_5_of_6_is_more_stable():
     rng = np.random.default_rng(2)
     baseline, arm = simulations.diverged_on(rng, SWEEPS, 5)
-    assert scipy_stats.fisher_exact([[0, 6], [5, 1]]).pvalue < 0.05  # the oracle: resolved on its own (one arm, one test)
+    # the oracle: resolved on its own (one arm, one test)
+    assert scipy_stats.fisher_exact([[0, 6], [5, 1]]).pvalue < 0.05
     assert set(simulations.decide(arm, baseline)) == {"more stable"}
 
 

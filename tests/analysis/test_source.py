@@ -32,7 +32,8 @@ def test_progress_counts_cells_and_says_partial_while_running(planned):
 def test_membership_comes_from_the_plan_with_the_cells_labels(planned):
     runs = load_sweep(planned, "qk").runs.set_index("run_id")
     assert sorted(runs.index) == ["c0", "c1", "c2", "old"]  # the pending cell has no run yet
-    assert runs.at["old", "arm"] == "qk" and runs.at["old", "sweep"] == "qk"  # adopted: the plan's labels, not the run's
+    # adopted: the plan's labels, not the run's
+    assert runs.at["old", "arm"] == "qk" and runs.at["old", "sweep"] == "qk"
 
 
 def test_finished_sweep_is_not_running(tmp_path):

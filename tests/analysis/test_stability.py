@@ -34,7 +34,8 @@ def test_spike_score_is_the_run_summarys_not_a_share_of_logged_rows(tmp_path):
     spikes = (11, 21, 31, 41, 51, 55)
     synthetic.write_run(tmp_path, "summed", sweep="s", arm="a", seed=0, lr=1e-3, final=3.0, steps=61, log_every=5,
                         spikes=spikes, summary={"loss_spike_score": 10.0, "steps": 60})
-    synthetic.write_run(tmp_path, "bare", sweep="s", arm="b", seed=0, lr=1e-3, final=3.0, steps=61, log_every=5, spikes=spikes)
+    synthetic.write_run(tmp_path, "bare", sweep="s", arm="b", seed=0, lr=1e-3, final=3.0, steps=61, log_every=5,
+                        spikes=spikes)
     frame, _ = stability(load_sweep(tmp_path, "s"))
     scores = frame.set_index("arm")["spike_score"]
     assert scores["a"] == 10.0 and scores["b"] == pytest.approx(100 * 6 / 60)

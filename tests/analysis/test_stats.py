@@ -106,5 +106,6 @@ def _first_powered_n(sd, n, min_effect):
 
 def test_seeds_needed_of_many_rows_is_the_brute_force_answer_of_each():
     rng = np.random.default_rng(4)
-    sds, ns = np.concatenate([rng.random(60) * 0.03, [0.0008, 0.0003]]), np.concatenate([rng.integers(2, 12, 60), [3, 4]])
+    sds = np.concatenate([rng.random(60) * 0.03, [0.0008, 0.0003]])
+    ns = np.concatenate([rng.integers(2, 12, 60), [3, 4]])
     assert stats.seeds_needed_rows(sds, ns, 0.01).tolist() == [_first_powered_n(sd, n, 0.01) for sd, n in zip(sds, ns)]

@@ -3,9 +3,9 @@ rule is reached by `harness compare` on a planted store (the truth planted, the 
 rule by hand), a loss claim is barred by the favoured side's own divergence, and the docs, the CLI and the page
 render the same table."""
 
+import contextlib
 import io
 import json
-import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -61,7 +61,8 @@ def planted(tmp_path_factory):
 def compare_rows(results, *extra) -> dict:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        assert main(["compare", "rules", "--results", str(results), "--baseline", "base", "--format", "json", *extra]) == 0
+        assert main(["compare", "rules", "--results", str(results), "--baseline", "base", "--format", "json",
+                     *extra]) == 0
     return {row["arm"]: row for row in json.loads(out.getvalue())}
 
 
@@ -98,5 +99,6 @@ def test_the_docs_the_cli_and_the_page_render_the_same_table(capsys):
     assert capsys.readouterr().out.strip() == rules_text()
     page = rules_html()
     assert all(rule.condition.replace("'", "&#x27;") in page for rule in RULES)
-    assert [line.split(". ", 1)[1].split(":")[0] for line in rules_text().splitlines()[:-1]] == [str(r.verdict) for r in RULES]
+    assert ([line.split(". ", 1)[1].split(":")[0] for line in rules_text().splitlines()[:-1]]
+            == [str(r.verdict) for r in RULES])
     assert set(Verdict) >= {rule.verdict for rule in RULES}

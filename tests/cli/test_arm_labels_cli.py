@@ -20,7 +20,8 @@ LABELS = {"base": "SwiGLU", "mlp=gelu": None}
 def results(tmp_path_factory):
     path = tmp_path_factory.mktemp("labels") / "results"
     finals = synthetic.write_planted(path, "mlp", {"base": (0.0, 0.002, 3), "mlp=gelu": (0.05, 0.002, 3)}, steps=12)
-    cells = [{"arm": arm, "arm_label": LABELS[arm], "lr": None, "seed": seed, "run_id": f"mlp-{list(LABELS).index(arm)}-None-{seed}"}
+    cells = [{"arm": arm, "arm_label": LABELS[arm], "lr": None, "seed": seed,
+              "run_id": f"mlp-{list(LABELS).index(arm)}-None-{seed}"}
              for arm, _, seed in finals]
     db.write_sweep(path, "mlp", {"baseline": "base"}, cells)
     return path

@@ -28,7 +28,8 @@ def calc_json(capsys, *argv: str) -> dict:
 
 def test_json_has_the_documented_keys_and_the_seeds_figures(capsys):
     report = calc_json(capsys, "--preset", "stack-100m")
-    assert {"params", "non_embedding_params", "per_layer_params", "flops_per_token", "kv_cache_bytes_per_token"} <= set(report)
+    assert ({"params", "non_embedding_params", "per_layer_params", "flops_per_token", "kv_cache_bytes_per_token"}
+            <= set(report))
     assert report["params"] == 99_372_288
     assert report["per_layer_params"] == [2_753_152] * 30
     assert report["kv_cache_bytes_per_token"] == 2 * 30 * 2 * 64 * 2
@@ -77,12 +78,14 @@ def test_iso_params_reports_the_solved_field_and_residual(capsys, solve):
         (["--preset", "tiny", "--set", "d_model=wide"], "d_model='wide' is invalid: expected an integer"),
         (["--preset", "tiny", "--set", "mlp=swigl"], "Did you mean 'swiglu'"),
         (["--preset", "tiny", "--set", "n_kv_heads=3"], "n_kv_heads=3"),
-        (["--preset", "tiny", "--set", "n_heads=3"], "ModelConfig.n_heads=3 is invalid: it must be a multiple of n_kv_heads=2"),
+        (["--preset", "tiny", "--set", "n_heads=3"],
+         "ModelConfig.n_heads=3 is invalid: it must be a multiple of n_kv_heads=2"),
         (["--preset", "tiny", "--set", "d_model"], "expected field=value"),
         (["--preset", "tiny", "--seq-len", "0"], "--seq-len='0' is invalid"),
         (["--preset", "tiny", "--iso-params", "lots"], "--iso-params='lots' is invalid"),
         (["--preset", "tiny", "--solve", "d_model"], "--solve d_model needs --iso-params N"),
-        (["--preset", "tiny", "--iso-params", "10"], "--iso-params 10 is unreachable by solving d_ff: the smallest d_ff (1)"),
+        (["--preset", "tiny", "--iso-params", "10"],
+         "--iso-params 10 is unreachable by solving d_ff: the smallest d_ff (1)"),
         (["--preset", "tiny", "--iso-params", "10", "--solve", "d_model"], "unreachable by solving d_model"),
         (["--hf-config", "no/such/config.json"], "cannot read it"),
     ],
@@ -122,7 +125,8 @@ def test_a_reader_that_leaves_early_is_not_an_error(argv):
     """`harness calc --json | head`: the pipe is closed before anything is written (its reader has gone)."""
     read_end, write_end = os.pipe()
     os.close(read_end)
-    done = subprocess.run([sys.executable, "-m", "cli.main", *argv], stdout=write_end, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run([sys.executable, "-m", "cli.main", *argv], stdout=write_end, stderr=subprocess.PIPE,
+                          text=True)
     os.close(write_end)
     assert done.returncode == 0 and done.stderr == ""
 

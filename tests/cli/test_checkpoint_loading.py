@@ -52,8 +52,8 @@ def test_sample_imports_no_lightning(tmp_path, train_data):
     train_data.tokenizer.save(str(ckpt_dir / TOKENIZER))
     script = (
         "import sys; from cli.main import main; "
-        f"code = main(['sample', 'run', '--prompt', 'The for', '--max-new-tokens', '3', '--results', {str(tmp_path)!r}]); "
-        "print(code, 'lightning' in sys.modules)"
+        "code = main(['sample', 'run', '--prompt', 'The for', '--max-new-tokens', '3', '--results', "
+        f"{str(tmp_path)!r}]); print(code, 'lightning' in sys.modules)"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert result.stdout.split()[-2:] == ["0", "False"]

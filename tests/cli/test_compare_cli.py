@@ -22,7 +22,8 @@ COLUMNS = ("arm,lr,seeds,diverged,mean,ci_low,ci_high,n_pairs,arm_diverged,basel
 def results(tmp_path_factory):
     """Sweep 'qk' written with db.RunWriter alone (no plan, no Ablation): a real effect and a null one."""
     path = tmp_path_factory.mktemp("compare") / "results"
-    synthetic.write_planted(path, "qk", {"base": (0.0, 0.002, 4), "rmsnorm": (-0.1, 0.002, 4), "same": (0.0, 0.04, 4)}, steps=12)
+    synthetic.write_planted(path, "qk", {"base": (0.0, 0.002, 4), "rmsnorm": (-0.1, 0.002, 4), "same": (0.0, 0.04, 4)},
+                            steps=12)
     return path
 
 
@@ -56,9 +57,11 @@ def test_csv_and_json_carry_the_same_rows(results, capsys):
     out = capsys.readouterr().out
     assert out.splitlines()[0] == COLUMNS and len(out.splitlines()) == 4
     base, rmsnorm, _ = csv.DictReader(io.StringIO(out))
-    assert (base["arm"], base["lr"], base["seeds"], base["diverged"], base["verdict"]) == ("base", "", "4", "0", "baseline")
+    assert ((base["arm"], base["lr"], base["seeds"], base["diverged"], base["verdict"])
+            == ("base", "", "4", "0", "baseline"))
     assert all(base[c] == "" for c in COLUMNS.split(",")[7:] if c != "verdict")  # nothing paired: empty, like no lr
-    assert (rmsnorm["n_pairs"], rmsnorm["arm_diverged"], rmsnorm["n"], rmsnorm["survivors_only"]) == ("4", "0", "4", "False")
+    assert ((rmsnorm["n_pairs"], rmsnorm["arm_diverged"], rmsnorm["n"], rmsnorm["survivors_only"])
+            == ("4", "0", "4", "False"))
     main(["compare", "qk", "--results", str(results), "--baseline", "base", "--format", "json", "--min-effect", "0.2"])
     rows = json.loads(capsys.readouterr().out)
     assert [row["arm"] for row in rows] == ["base", "rmsnorm", "same"]
@@ -68,8 +71,11 @@ def test_csv_and_json_carry_the_same_rows(results, capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["compare", "kq"], "harness compare: error: no sweep named 'kq' in the results store; did you mean 'qk'?"),
-    (["compare", "qk", "--baseline", "rms"], "harness compare: error: baseline 'rms' is not an arm of sweep 'qk'; did you mean 'rmsnorm'?"),
-    (["compare", "qk", "--metric", "final_val_los"], "harness compare: error: metric 'final_val_los' is not a numeric column of the runs view; did you mean 'final_val_loss'?"),
+    (["compare", "qk", "--baseline", "rms"],
+     "harness compare: error: baseline 'rms' is not an arm of sweep 'qk'; did you mean 'rmsnorm'?"),
+    (["compare", "qk", "--metric", "final_val_los"],
+     "harness compare: error: metric 'final_val_los' is not a numeric column of the runs view; did you mean "
+     "'final_val_loss'?"),
 ])
 def test_bad_input_is_one_line_and_exit_2(results, capsys, args, message):
     assert main([*args, "--results", str(results)]) == 2
@@ -88,7 +94,8 @@ def test_running_sweep_is_labelled_partial_on_stderr(tmp_path, capsys):
 def test_a_sweep_with_no_finished_runs_exits_2(tmp_path, capsys):
     synthetic.write_run(tmp_path, "a0", sweep="live", arm="a", seed=0, lr=None, final=3.0, steps=12, status=None)
     assert main(["compare", "live", "--results", str(tmp_path)]) == 2
-    assert capsys.readouterr().err.strip() == "harness compare: error: sweep 'live' has no finished runs yet (0 of 1 cells; partial)."
+    assert capsys.readouterr().err.strip() == ("harness compare: error: sweep 'live' has no finished runs yet (0 of 1 "
+                                               "cells; partial).")
 
 
 def test_the_command_imports_no_plotting_and_no_torch(results):
@@ -109,7 +116,8 @@ def test_the_store_is_read_in_a_child_and_scipy_imported_only_here(results):
     child = ("from cli.compare import read_cells; import sys; "
              f"read_cells({str(results)!r}, 'qk', 'final_val_loss', 'base'); "
              "print(sorted(m for m in ('duckdb', 'scipy', 'pandas') if m in sys.modules), file=sys.stderr)")
-    loaded = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stderr.strip().splitlines()[-1]
+    loaded = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True).stderr.strip().splitlines()[-1]
               for code in (here, child)]
     assert loaded == ["['scipy.stats']", "['duckdb']"]
 
@@ -124,15 +132,17 @@ def widths(tmp_path_factory):
     for (qk_norm, width), final in planted.items():
         for lr, penalty in ((1e-3, 0.0), (3e-3, 0.05)):
             for seed in range(4):
-                synthetic.write_run(path, f"{qk_norm}-{width}-{lr}-{seed}", sweep="grow", arm=f"{qk_norm}-{width}", seed=seed,
-                                    lr=lr, final=final + penalty + next(noise), steps=12, config={"d_model": width, "qk_norm": qk_norm})
+                synthetic.write_run(path, f"{qk_norm}-{width}-{lr}-{seed}", sweep="grow", arm=f"{qk_norm}-{width}",
+                                    seed=seed, lr=lr, final=final + penalty + next(noise), steps=12,
+                                    config={"d_model": width, "qk_norm": qk_norm})
     return path
 
 
 def test_across_prints_each_variant_per_scale_with_a_reversal_column(widths, capsys):
     assert main(["compare", "grow", "--results", str(widths), "--across", "d_model", "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert list(rows[0]) == ["d_model", "variant", "best_lr", "n", "diverged", "loss", "ci_low", "ci_high", "rank", "reversal"]
+    assert list(rows[0]) == ["d_model", "variant", "best_lr", "n", "diverged", "loss", "ci_low", "ci_high", "rank",
+                             "reversal"]
     assert [(r["d_model"], r["variant"], r["rank"], r["best_lr"], r["n"]) for r in rows] == [
         (128, "qk_norm=rmsnorm", 1, 1e-3, 4), (128, "qk_norm=none", 2, 1e-3, 4),
         (256, "qk_norm=none", 1, 1e-3, 4), (256, "qk_norm=rmsnorm", 2, 1e-3, 4)]
@@ -150,11 +160,15 @@ def test_across_a_field_whose_order_holds_says_no_resolved_reversal(widths, caps
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--across", "d_modle"], "harness compare: error: --across 'd_modle' is not a config field of sweep 'grow''s runs; did you mean 'd_model'?"),
-    (["--across", "n_layers"], "harness compare: error: --across 'n_layers' takes one value (2) among sweep 'grow''s finished runs: "
+    (["--across", "d_modle"],
+     "harness compare: error: --across 'd_modle' is not a config field of sweep 'grow''s runs; "
+     "did you mean 'd_model'?"),
+    (["--across", "n_layers"],
+     "harness compare: error: --across 'n_layers' takes one value (2) among sweep 'grow''s finished runs: "
                                "nothing to compare across; it needs two or more."),
     (["--across", "d_model", "--metric", "final_val_los"],
-     "harness compare: error: metric 'final_val_los' is not a numeric column of the runs view; did you mean 'final_val_loss'?"),
+     "harness compare: error: metric 'final_val_los' is not a numeric column of the runs view; did you mean "
+     "'final_val_loss'?"),
 ])
 def test_across_bad_input_is_one_line_and_exit_2(widths, capsys, args, message):
     assert main(["compare", "grow", "--results", str(widths), *args]) == 2
@@ -175,22 +189,26 @@ def ladder(tmp_path_factory):
 
 
 def test_ladder_json_gives_the_target_each_arms_extrapolation_and_each_rungs_consistency(ladder, capsys):
-    assert main(["compare", "lad", "--results", str(ladder), "--ladder", "--target-flops", "1e17", "--format", "json"]) == 0
+    assert main(["compare", "lad", "--results", str(ladder), "--ladder", "--target-flops", "1e17", "--format",
+                 "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["target"] == {"axis": "compute", "value": 1e17, "given": True}
     base, steeper = out["arms"]
     assert (base["arm"], steeper["arm"], base["rungs"], base["seeds"]) == ("base", "steeper", 4, 12)
     assert base["gap"] is None and steeper["low"] < steeper["predicted"] < steeper["high"]
     assert steeper["gap"] == pytest.approx(steeper["predicted"] - base["predicted"])
-    assert [row["rung"] for row in out["consistency"]] == ["d_model=64,n_layers=2", "d_model=128,n_layers=3", "d_model=256,n_layers=4"]
+    assert [row["rung"] for row in out["consistency"]] == ["d_model=64,n_layers=2", "d_model=128,n_layers=3",
+                                                           "d_model=256,n_layers=4"]
 
 
 def test_ladder_table_and_csv(ladder, capsys):
-    assert main(["compare", "lad", "--results", str(ladder), "--ladder", "--target-params", "1e8", "--baseline", "steeper"]) == 0
+    assert main(["compare", "lad", "--results", str(ladder), "--ladder", "--target-params", "1e8", "--baseline",
+                 "steeper"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == ("Ladder: 2 arms at 4 rungs (d_model=64,n_layers=2 … d_model=512,n_layers=5); baseline steeper; "
                         "fits of params extrapolated to 1e+08 parameters.")
-    assert lines[1].split()[:7] == ["arm", "rungs", "seeds", "diverged", "best_lrs", "E", "alpha"] and lines[3].startswith("steeper ")
+    assert (lines[1].split()[:7] == ["arm", "rungs", "seeds", "diverged", "best_lrs", "E", "alpha"]
+            and lines[3].startswith("steeper "))
     assert lines[6].startswith("Decision consistency: of the 1 pair of arms whose order the largest rung resolves")
     main(["compare", "lad", "--results", str(ladder), "--ladder", "--format", "csv"])
     arms, consistency = capsys.readouterr().out.strip().split("\n\n")
@@ -202,7 +220,8 @@ def test_ladder_table_and_csv(ladder, capsys):
     (["--target-flops", "1e17"], "--target-flops needs --ladder (it is where the ladder's fits are extrapolated to)."),
     (["--ladder", "--target-flops", "-5"], "--target-flops -5 is invalid: it must be a positive number."),
     (["--ladder", "--across", "d_model"], "--ladder and --across: give one."),
-    (["--ladder", "--target-flops", "1e13"], "--target-flops 1e+13 is not beyond the largest rung (3.07e+14 FLOPs): extrapolation "
+    (["--ladder", "--target-flops", "1e13"],
+     "--target-flops 1e+13 is not beyond the largest rung (3.07e+14 FLOPs): extrapolation "
                                              "predicts past the ladder; give a target above 3.07e+14."),
     (["--ladder", "--baseline", "bse"], "baseline 'bse' is not an arm of ladder 'lad'; did you mean 'base'?"),
 ])
@@ -214,12 +233,14 @@ def test_ladder_bad_input_is_one_line_and_exit_2(ladder, capsys, args, message):
 
 def test_ladder_on_a_sweep_that_is_no_ladder_is_one_line(results, capsys):
     assert main(["compare", "qk", "--results", str(results), "--ladder"]) == 2
-    assert capsys.readouterr().err.strip() == ("harness compare: error: sweep 'qk' is not a ladder: no arm has finished runs at two "
-                                               "sizes (d_model and n_layers); declare one with Ablation(ladder=ladder(...)) (docs/sweeps.md).")
+    assert capsys.readouterr().err.strip() == ("harness compare: error: sweep 'qk' is not a ladder: no arm has "
+                                               "finished runs at two sizes (d_model and n_layers); declare one with "
+                                               "Ablation(ladder=ladder(...)) (docs/sweeps.md).")
 
 
 def test_plain_compare_still_imports_no_fitting_code(ladder):
     code = ("import sys; from cli.main import main; main(['compare', 'lad', '--results', sys.argv[1]]); "
-            "print(sorted(m for m in sys.modules if m.startswith('analysis.ladder.') or m == 'pandas'), file=sys.stderr)")
+            "print(sorted(m for m in sys.modules if m.startswith('analysis.ladder.') or m == 'pandas'), "
+            "file=sys.stderr)")
     result = subprocess.run([sys.executable, "-c", code, str(ladder)], capture_output=True, text=True, check=True)
     assert result.stderr.strip().splitlines()[-1] == "[]"

@@ -41,16 +41,19 @@ def expected(planted, arm):
 
 def test_sequential_adds_the_anytime_valid_columns_and_their_first_decision(store, capsys):
     results, planted = store
-    assert main(["compare", "seq", "--results", str(results), "--baseline", "base", "--sequential", "--format", "json"]) == 0
+    assert main(["compare", "seq", "--results", str(results), "--baseline", "base", "--sequential", "--format",
+                 "json"]) == 0
     rows = {row["arm"]: row for row in json.loads(capsys.readouterr().out)}
     assert list(rows["base"])[-len(SEQUENTIAL):] == SEQUENTIAL
     assert (rows["base"]["seq_verdict"], rows["base"]["decided_at"], rows["base"]["cs_low"]) == ("baseline", None, None)
     found = {arm: (rows[arm]["seq_verdict"], rows[arm]["decided_at"]) for arm in ("better", "same", "tiny", "few")}
     assert found == {arm: expected(planted, arm) for arm in found}
-    assert [found[arm][0] for arm in ("better", "same", "tiny", "few")] == ["better", "undecided", "negligible", "undecided"]
+    assert ([found[arm][0] for arm in ("better", "same", "tiny", "few")]
+            == ["better", "undecided", "negligible", "undecided"])
     # the survivors alone would decide "barred" (the oracle on them), its divergence bars it, in both tables
     assert expected(planted, "barred")[0] == "better" and rows["barred"]["cs_high"] < 0
-    assert (rows["barred"]["seq_verdict"], rows["barred"]["verdict"], rows["barred"]["arm_only"]) == ("undecided", "within noise", 1)
+    assert ((rows["barred"]["seq_verdict"], rows["barred"]["verdict"], rows["barred"]["arm_only"])
+            == ("undecided", "within noise", 1))
     assert rows["few"]["cs_low"] is None and rows["few"]["cs_high"] is None  # 4 pairs: still the whole line
     assert rows["better"]["cs_high"] < 0 and rows["tiny"]["cs_low"] > -0.01 and rows["tiny"]["cs_high"] < 0.01
 

@@ -26,7 +26,8 @@ def test_compare_gives_the_simulations_verdicts_on_tables_with_divergences(tmp_p
             sweep = f"s{k}r{row}"
             write_table(tmp_path, sweep, tables[0][k, row][None], tables[1][k, row][None])
             found = compare_sweep(tmp_path, sweep)[("arm0", 0.1)]
-            assert found["verdict"] == simulations.decide_table(tables[0][k:k + 1, row:row + 1], tables[1][k:k + 1, row:row + 1])[0, 0]
+            assert found["verdict"] == simulations.decide_table(tables[0][k:k + 1, row:row + 1],
+                                                                tables[1][k:k + 1, row:row + 1])[0, 0]
             assert found["seq_verdict"] == simulations.decide_sequential(tables[0][k:k + 1, row:row + 1],
                                                                          tables[1][k:k + 1, row:row + 1])[0, 0]
 

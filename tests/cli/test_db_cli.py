@@ -15,7 +15,8 @@ def results(tmp_path):
     """Two finished runs of one sweep."""
     path = tmp_path / "results"
     for seed, final in ((0, 2.5), (1, 2.25)):
-        with db.RunWriter.open(path, f"run-{seed}", sweep="qk", arm="rmsnorm", seed=seed, config={"qk_norm": "rmsnorm"}) as writer:
+        with db.RunWriter.open(path, f"run-{seed}", sweep="qk", arm="rmsnorm", seed=seed,
+                               config={"qk_norm": "rmsnorm"}) as writer:
             for step in range(20):
                 writer.log_metrics(step, {"train_loss": 3.0})
             writer.log_metrics(19, {"val_loss": final})
@@ -31,9 +32,11 @@ def _harness(*args, env=None):
 
 
 def test_query_prints_a_table(results, capsys):
-    assert main(["db", "query", "select run_id, final_val_loss from runs order by run_id", "--results", str(results)]) == 0
+    assert main(["db", "query", "select run_id, final_val_loss from runs order by run_id", "--results",
+                 str(results)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        "run_id  final_val_loss", "------  --------------", "run-0              2.5", "run-1             2.25", "(2 rows)"
+        "run_id  final_val_loss", "------  --------------", "run-0              2.5", "run-1             2.25",
+        "(2 rows)"
     ]
 
 
@@ -51,7 +54,8 @@ def test_query_formats_csv_json_and_parquet(results, tmp_path, capsys):
 
 
 def test_unwritable_output_is_one_error_line(results, tmp_path, capsys):
-    assert main(["db", "query", "select 1", "--results", str(results), "--output", str(tmp_path / "no" / "such" / "dir.csv")]) == 2
+    assert main(["db", "query", "select 1", "--results", str(results), "--output",
+                 str(tmp_path / "no" / "such" / "dir.csv")]) == 2
     assert capsys.readouterr().err.startswith("harness db query: error: [Errno 2] No such file or directory")
 
 
@@ -81,7 +85,9 @@ def test_runs_as_json_uses_the_views_column_names(results, capsys):
 
 
 @pytest.mark.parametrize(
-    "sql", ["DROP VIEW runs", "DELETE FROM metrics", "INSERT INTO _status VALUES (1)", "COPY runs TO 'x.csv'", "UPDATE _manifests SET seed = 9"]
+    "sql",
+    ["DROP VIEW runs", "DELETE FROM metrics", "INSERT INTO _status VALUES (1)", "COPY runs TO 'x.csv'",
+     "UPDATE _manifests SET seed = 9"]
 )
 def test_writes_are_refused_and_data_untouched(results, sql, capsys):
     before = _checksums(results)
@@ -94,7 +100,8 @@ def test_writes_are_refused_and_data_untouched(results, sql, capsys):
 def test_bad_sql_gets_duckdbs_message_on_one_line_and_exit_2(results):
     done = _harness("db", "query", "selec * from runs", "--results", str(results))
     assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == ['harness db query: error: Parser Error: syntax error at or near "selec"']
+    assert (done.stderr.strip().splitlines()
+            == ['harness db query: error: Parser Error: syntax error at or near "selec"'])
     assert "Traceback" not in done.stderr
 
 
@@ -125,7 +132,8 @@ def _damage_pages(shard):
 def test_shard_damaged_inside_its_pages_costs_a_warning_not_the_answer(results, capsys):
     shard = next((results / "runs" / "run-0" / "metrics").glob("*.parquet"))
     _damage_pages(shard)
-    assert main(["db", "query", "select run_id, count(value) as n from metrics group by 1", "--results", str(results), "--format", "csv"]) == 0
+    assert main(["db", "query", "select run_id, count(value) as n from metrics group by 1", "--results", str(results),
+                 "--format", "csv"]) == 0
     captured = capsys.readouterr()
     assert captured.out.splitlines() == ['"run_id","n"', '"run-1",21']
     assert f"harness db: warning: skipping shard {shard}: damaged data pages" in captured.err
@@ -136,7 +144,8 @@ def test_each_warning_is_printed_once_though_a_recovering_query_rescans(results,
     truncated = next((results / "runs" / "run-1" / "metrics").glob("*.parquet"))
     _damage_pages(damaged)
     truncated.write_bytes(truncated.read_bytes()[:100])
-    assert main(["db", "query", "select sum(value) as s from metrics", "--results", str(results), "--format", "csv"]) == 0
+    assert main(["db", "query", "select sum(value) as s from metrics", "--results", str(results), "--format",
+                 "csv"]) == 0
     warnings = sorted(capsys.readouterr().err.splitlines(), key=lambda line: str(damaged) not in line)
     assert len(warnings) == 2
     assert warnings[0].startswith(f"harness db: warning: skipping shard {damaged}: damaged data pages (")
@@ -152,26 +161,28 @@ def test_export_and_compact(results, tmp_path, capsys):
 
 
 def test_cli_help_imports_neither_duckdb_nor_pyarrow():
-    code = "import sys; from cli.main import build_parser; build_parser(); assert not {'duckdb', 'pyarrow', 'torch'} & set(sys.modules)"
+    code = ("import sys; from cli.main import build_parser; build_parser(); assert not {'duckdb', 'pyarrow', 'torch'} "
+            "& set(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_query_writes_lists_and_intervals_as_csv(results, capsys):
-    assert main(["db", "query", "select [1, 2] as l, interval 2 day as iv", "--results", str(results), "--format", "csv"]) == 0
+    assert main(["db", "query", "select [1, 2] as l, interval 2 day as iv", "--results", str(results), "--format",
+                 "csv"]) == 0
     assert capsys.readouterr().out.splitlines() == ['"l","iv"', '"[1, 2]","2 days"']
 
 
 def test_cli_formats_are_the_renderers():
-    from db.render import FORMATS
-
     from cli.db import FORMATS as CLI_FORMATS
+    from db.render import FORMATS
 
     assert CLI_FORMATS == FORMATS  # kept apart so `harness --help` need not import pyarrow
 
 
 def test_output_cut_short_by_a_closed_pipe_is_not_an_error(results):
     done = subprocess.run(
-        f"{sys.executable} -m cli.main db query 'select * from range(300000)' --format csv --results {results} | head -1",
+        f"{sys.executable} -m cli.main db query 'select * from range(300000)' --format csv --results {results} | head "
+        "-1",
         shell=True, capture_output=True, text=True,
     )
     assert done.stdout == '"range"\n' and done.stderr == ""
@@ -195,4 +206,5 @@ def test_concurrent_compactions_all_finish_with_exit_0_and_lose_no_row(tmp_path)
     assert sorted(out.strip() for out, _ in outputs) == ["compacted 0 run segments"] * 3 + ["compacted 12 run segments"]
     for _, err in outputs:
         assert err == "" or (err.count("\n") == 1 and "another compaction of" in err and "waiting for it" in err), err
-    assert db.connect(results).sql(rows).fetchall() == before == [(f"r{run}", 200, 200) for run in sorted(range(12), key=str)]
+    assert (db.connect(results).sql(rows).fetchall() == before
+            == [(f"r{run}", 200, 200) for run in sorted(range(12), key=str)])

@@ -69,5 +69,6 @@ def test_a_dry_run_writes_nothing(small_benchmark, tmp_path, capsys):
 def test_options_the_benchmark_sets_itself_are_refused_after_the_separator(tmp_path, capsys, option):
     assert main(["decisions", "--run", "--results", str(tmp_path), "--", option, "elsewhere"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"harness decisions: error: {option.split('=')[0]} after `--` is not for the benchmark's sweeps")
+    assert err.startswith(f"harness decisions: error: {option.split('=')[0]} after `--` is not for the benchmark's "
+                          "sweeps")
     assert not any(tmp_path.iterdir())

@@ -16,7 +16,8 @@ def options(command: str) -> set[str]:
     importlib.import_module(f"cli.{command}").register(subparsers)
     parser = subparsers.choices[command]
     return {flag for action in parser._actions for flag in action.option_strings
-            if flag.startswith("--") and flag != "--help" and action.help != argparse.SUPPRESS}  # retired spellings: refused
+            # retired spellings: refused
+            if flag.startswith("--") and flag != "--help" and action.help != argparse.SUPPRESS}
 
 
 @pytest.mark.parametrize("command", ["presets", "calc", "run", "sample", "ablations", "sweep", "sweeps"])

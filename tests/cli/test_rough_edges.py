@@ -9,9 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import db
 import pytest
 
+import db
 from ablations.qk_stability import ablation as qk_stability
 from cli.main import main
 from experiments import Ablation
@@ -34,7 +34,8 @@ def test_usage_errors_are_one_line(args, message):
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and done.stderr.startswith(message), done.stderr
 
 
-@pytest.mark.parametrize("command", [["sweep", "qk_stability", "--dry-run"], ["run", "--preset", "tiny", "--steps", "1"]])
+@pytest.mark.parametrize("command",
+                         [["sweep", "qk_stability", "--dry-run"], ["run", "--preset", "tiny", "--steps", "1"]])
 def test_results_under_a_file_is_one_line(tmp_path, command):
     (tmp_path / "a-file").write_text("")
     done = cli(*command, "--results", str(tmp_path / "a-file" / "results"))

@@ -31,7 +31,8 @@ def tiny_args(tmp_path, train_data_cfg):
         (["--set", "lr=0"], "TrainConfig.lr=0.0 is invalid"),
         (["--set", "lr=-1e-3"], "TrainConfig.lr=-0.001 is invalid"),
         (["--set", "positions=learned", "--set", "seq_len=256"], "TrainConfig.seq_len=256 is invalid"),
-        (["--set", "seq_len=256"], "TrainConfig.seq_len=256 is invalid: the model takes sequences of at most max_seq_len=128"),
+        (["--set", "seq_len=256"],
+         "TrainConfig.seq_len=256 is invalid: the model takes sequences of at most max_seq_len=128"),
         (["--set", "lrr=1e-3"], "--set names no field 'lrr'; did you mean 'lr'?"),
         (["--set", "n_heads=3"], "ModelConfig.n_heads=3 is invalid: it must be a multiple of n_kv_heads=2"),
         (["--set", "schedule=cosin"], "Did you mean 'cosine'?"),
@@ -98,7 +99,8 @@ def test_run_then_rerun_resume_and_sample(tiny_args, tmp_path, capsys):
     assert first == second  # same seed, same continuation
 
 
-def test_a_vocab_larger_than_the_corpus_supports_is_warned_and_the_real_size_stored(tiny_args, tmp_path, train_data_cfg, capsys):
+def test_a_vocab_larger_than_the_corpus_supports_is_warned_and_the_real_size_stored(tiny_args, tmp_path,
+                                                                                    train_data_cfg, capsys):
     import db
     from cli.run_config import warn_small_tokenizer
     from harness.data import prepare
@@ -106,7 +108,8 @@ def test_a_vocab_larger_than_the_corpus_supports_is_warned_and_the_real_size_sto
     assert main([arg if arg != "vocab_size=512" else "vocab_size=4096" for arg in tiny_args]) == 0
     real = prepare(train_data_cfg, 4096).tokenizer_vocab_size  # the cache's tokenizer, which the run used
     assert real < 4096
-    assert f"warning: the tokenizer has only {real:,} tokens, fewer than ModelConfig.vocab_size=4,096" in capsys.readouterr().err
+    assert (f"warning: the tokenizer has only {real:,} tokens, fewer than ModelConfig.vocab_size=4,096"
+            in capsys.readouterr().err)
     stored = db.connect(tmp_path / "results").sql("select summary->>'tokenizer_vocab_size' from runs").fetchall()
     assert stored == [(str(real),)]
     warn_small_tokenizer(512, 512)
@@ -126,8 +129,8 @@ def test_bad_data_fails_before_torch_is_imported(tmp_path):
 
     script = (
         "import sys; from cli.main import main; "
-        f"code = main(['run', '--preset', 'tiny', '--data', '/nonexistent/corpus.txt', '--results', {str(tmp_path)!r}]); "
-        "print(code, 'torch' in sys.modules, 'lightning' in sys.modules)"
+        "code = main(['run', '--preset', 'tiny', '--data', '/nonexistent/corpus.txt', '--results', "
+        f"{str(tmp_path)!r}]); print(code, 'torch' in sys.modules, 'lightning' in sys.modules)"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["2", "False", "False"]
@@ -165,7 +168,8 @@ def test_config_file_must_define_a_model(tmp_path, capsys):
     [
         ("x = (\n", "line 1: SyntaxError: '(' was never closed"),
         ("import math\nmodel = math.sqrt(-1)\n", "line 2: ValueError: math domain error"),
-        ("from harness.config import ModelConfig\nmodel = ModelConfig(d_model=-1)\n", "ModelConfig.d_model=-1 is invalid"),
+        ("from harness.config import ModelConfig\nmodel = ModelConfig(d_model=-1)\n",
+         "ModelConfig.d_model=-1 is invalid"),
     ],
 )
 def test_config_file_that_fails_is_one_line_and_exit_2(tmp_path, capsys, source, message):

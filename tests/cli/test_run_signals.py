@@ -6,9 +6,9 @@ import subprocess
 import sys
 import time
 
-import db
 import pytest
 
+import db
 from cli.main import main
 
 STEPS = 400
@@ -16,15 +16,17 @@ STEPS = 400
 
 def _start(tmp_path, train_data_cfg):
     args = [
-        "run", "--preset", "tiny", "--results", str(tmp_path / "results"), "--no-progress", "--data", train_data_cfg.source,
-        "--set", f"cache_dir={train_data_cfg.cache_dir}", "--set", f"val_tokens={train_data_cfg.val_tokens}",
-        "--set", "vocab_size=512", "--steps", str(STEPS), "--set", "seq_len=32", "--set", "batch_size=4",
-        "--set", "val_every=1000", "--set", "probe_every=1000", "--set", "val_seqs=4",
+        "run", "--preset", "tiny", "--results", str(tmp_path / "results"), "--no-progress", "--data",
+        train_data_cfg.source, "--set", f"cache_dir={train_data_cfg.cache_dir}", "--set",
+        f"val_tokens={train_data_cfg.val_tokens}", "--set", "vocab_size=512", "--steps", str(STEPS), "--set",
+        "seq_len=32", "--set", "batch_size=4", "--set", "val_every=1000", "--set", "probe_every=1000", "--set",
+        "val_seqs=4",
     ]
     process = subprocess.Popen([sys.executable, "-m", "cli.main", *args], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not list((tmp_path / "results").glob("runs/*/manifest/*.parquet")):  # the trainer is set up
-        assert process.poll() is None and time.monotonic() < deadline, process.stderr.read() if process.poll() is not None else "no start"
+        assert (process.poll() is None
+                and time.monotonic() < deadline), process.stderr.read() if process.poll() is not None else "no start"
         time.sleep(0.05)
     time.sleep(0.5)  # a few steps in
     return process, args

@@ -12,9 +12,9 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))  # the synthetic
 import synthetic  # noqa: E402
 
 L0 = 8.0  # every run's loss at step 0 (the metric initial_loss); training losses are logged every 3rd step only
-COLUMNS = ["arm", "lrs", "best_lr", "best_loss", "lr_sensitivity", "initial_loss", "initial_loss_from", "runs", "diverged",
-           "divergence_rate", "median_diverged_step", "loss_spikes", "spike_score", "peak_attn_logit", "peak_layer",
-           "logit_growth", "log_z_growth", "verdict", "decided_by"]
+COLUMNS = ["arm", "lrs", "best_lr", "best_loss", "lr_sensitivity", "initial_loss", "initial_loss_from", "runs",
+           "diverged", "divergence_rate", "median_diverged_step", "loss_spikes", "spike_score", "peak_attn_logit",
+           "peak_layer", "logit_growth", "log_z_growth", "verdict", "decided_by"]
 # arm → lr → per-seed final val loss, None = diverged at step 6
 GRID = {"base": {1e-3: [3.0, 3.02], 1e-2: [None, 3.1]}, "qk": {1e-3: [2.95, 2.97], 1e-2: [2.9, 2.92]}}
 
@@ -27,10 +27,10 @@ def results(tmp_path_factory):
     for arm, by_lr in GRID.items():
         for lr, finals in by_lr.items():
             for seed, final in enumerate(finals):
-                synthetic.write_run(path, f"{arm}-{lr}-{seed}", sweep="sum", arm=arm, seed=seed, lr=lr, steps=12, log_every=3,
-                                    final=3.0 if final is None else final, diverge_at=6 if final is None else None,
-                                    initial_loss=L0, spikes=(4,), logit_growth=4.0,
-                                    summary={"loss_spike_score": 2.5} if arm == "qk" else None)
+                synthetic.write_run(path, f"{arm}-{lr}-{seed}", sweep="sum", arm=arm, seed=seed, lr=lr, steps=12,
+                                    log_every=3, final=3.0 if final is None else final,
+                                    diverge_at=6 if final is None else None, initial_loss=L0, spikes=(4,),
+                                    logit_growth=4.0, summary={"loss_spike_score": 2.5} if arm == "qk" else None)
     return path
 
 
@@ -68,7 +68,8 @@ def test_table_and_csv_carry_the_same_rows(results, capsys):
 @pytest.mark.parametrize("args, message", [
     (["summary", "smu"], "harness summary: error: no sweep named 'smu' in the results store; did you mean 'sum'?"),
     (["summary", "sum", "--metric", "final_val_los"],
-     "harness summary: error: metric 'final_val_los' is not a numeric column of the runs view; did you mean 'final_val_loss'?"),
+     "harness summary: error: metric 'final_val_los' is not a numeric column of the runs view; did you mean "
+     "'final_val_loss'?"),
 ])
 def test_bad_input_is_one_line_and_exit_2(results, capsys, args, message):
     assert main([*args, "--results", str(results)]) == 2
@@ -79,7 +80,8 @@ def test_bad_input_is_one_line_and_exit_2(results, capsys, args, message):
 def test_a_sweep_with_no_finished_runs_exits_2_and_a_running_one_says_partial(tmp_path, capsys):
     synthetic.write_run(tmp_path, "a0", sweep="live", arm="a", seed=0, lr=1e-3, final=3.0, steps=12, status=None)
     assert main(["summary", "live", "--results", str(tmp_path)]) == 2
-    assert capsys.readouterr().err.strip() == "harness summary: error: sweep 'live' has no finished runs yet (0 of 1 cells; partial)."
+    assert capsys.readouterr().err.strip() == ("harness summary: error: sweep 'live' has no finished runs yet (0 of 1 "
+                                               "cells; partial).")
     synthetic.write_run(tmp_path, "a1", sweep="live", arm="a", seed=1, lr=1e-3, final=3.0, steps=12)
     assert main(["summary", "live", "--results", str(tmp_path)]) == 0
     captured = capsys.readouterr()

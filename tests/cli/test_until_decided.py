@@ -32,15 +32,17 @@ ablation = Ablation(
 def ablation(tmp_path, train_data_cfg):
     def write(name="warmup", grid="grid(warmup_steps=[0, 100])", baseline="None", extra=""):
         path = tmp_path / f"{name}.py"
-        path.write_text(ABLATION.format(name=name, grid=grid, baseline=baseline, extra=extra, source=train_data_cfg.source,
-                                        cache_dir=train_data_cfg.cache_dir, val_tokens=train_data_cfg.val_tokens))
+        path.write_text(ABLATION.format(name=name, grid=grid, baseline=baseline, extra=extra,
+                                        source=train_data_cfg.source, cache_dir=train_data_cfg.cache_dir,
+                                        val_tokens=train_data_cfg.val_tokens))
         return path
     return write
 
 
 def until_decided(path, results, *extra):
     command = [sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results), "--set",
-               "vocab_size=512", "--no-report", "--no-progress", "--until-decided", "--seed-batch", "2", "--max-seeds", "10", *extra]
+               "vocab_size=512", "--no-report", "--no-progress", "--until-decided", "--seed-batch", "2", "--max-seeds",
+               "10", *extra]
     return subprocess.run(command, capture_output=True, text=True, timeout=600)
 
 
@@ -49,8 +51,8 @@ def test_seeds_are_added_in_rounds_until_decided_and_a_rerun_trains_nothing(abla
     done = until_decided(path, results)
     assert done.returncode == 0, done.stderr
     con = db.connect(results)
-    cells = con.execute("SELECT c.arm, c.seed, r.final_val_loss, r.n_segments FROM sweep_cells c JOIN runs r USING (run_id) "
-                        "WHERE c.sweep = 'warmup' ORDER BY c.seed").fetchall()
+    cells = con.execute("SELECT c.arm, c.seed, r.final_val_loss, r.n_segments FROM sweep_cells c JOIN runs r USING "
+                        "(run_id) WHERE c.sweep = 'warmup' ORDER BY c.seed").fetchall()
     by_arm = {arm: {seed: loss for a, seed, loss, _ in cells if a == arm} for arm in {a for a, *_ in cells}}
     slow = "warmup_steps=100"  # an LR ramp of 100 steps: ~6% of the LR by step 6
     seeds = sorted(by_arm[slow])
@@ -65,20 +67,26 @@ def test_seeds_are_added_in_rounds_until_decided_and_a_rerun_trains_nothing(abla
     again = until_decided(path, results)
     assert again.returncode == 0, again.stderr
     cells_now = 2 * len(seeds)
-    assert f"{cells_now} cells ({cells_now} already finished)" in again.stderr and f"round {rounds + 1}:" not in again.stderr
-    segments = db.connect(results).execute("SELECT r.n_segments FROM sweep_cells c JOIN runs r USING (run_id)").fetchall()
+    assert (f"{cells_now} cells ({cells_now} already finished)" in again.stderr
+            and f"round {rounds + 1}:" not in again.stderr)
+    segments = db.connect(results).execute("SELECT r.n_segments FROM sweep_cells c "
+                                           "JOIN runs r USING (run_id)").fetchall()
     assert {n for (n,) in segments} == {1}  # every cell trained once, in its round
     # the rounds that added seeds are on record, and the declared command is the same sweep (nothing to train)
     seeding = db.read_sweep_meta(results, "warmup")["seeding"]
     assert [r["round"] for r in seeding["rounds"]] == list(range(2, rounds + 1))
     assert [r["seeds"] for r in seeding["rounds"]] == [4 + 2 * (r - 1) for r in range(2, rounds + 1)]
     declared = subprocess.run([sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results), "--set",
-                               "vocab_size=512", "--no-report", "--no-progress"], capture_output=True, text=True, timeout=600)
+                               "vocab_size=512", "--no-report", "--no-progress"],
+                              capture_output=True, text=True, timeout=600)
     assert declared.returncode == 0, declared.stderr
-    assert "keeps the seeds --until-decided added" in declared.stderr and "8 cells (8 already finished)" in declared.stderr
-    history = subprocess.run([sys.executable, "-m", "cli.main", "sweeps", "warmup", "--history", "--results", str(results)],
+    assert ("keeps the seeds --until-decided added" in declared.stderr
+            and "8 cells (8 already finished)" in declared.stderr)
+    history = subprocess.run([sys.executable, "-m", "cli.main", "sweeps", "warmup", "--history", "--results",
+                              str(results)],
                              capture_output=True, text=True, timeout=60)
-    assert f"until-decided round {rounds}" in history.stdout and f"seeds up to {seeds[-1] + 1} per arm and LR" in history.stdout
+    assert (f"until-decided round {rounds}" in history.stdout
+            and f"seeds up to {seeds[-1] + 1} per arm and LR" in history.stdout)
 
 
 def test_undecided_pairs_grow_by_the_batch_to_the_cap_and_the_baseline_follows_its_arms():
@@ -96,8 +104,10 @@ def test_undecided_pairs_grow_by_the_batch_to_the_cap_and_the_baseline_follows_i
     (["--until-decided", "--dry-run"], {}, "--until-decided and --dry-run: give one"),
     (["--until-decided"], {"grid": "grid()", "baseline": "None"}, "has one arm: there is no comparison"),
     (["--until-decided"], {"grid": "grid(qk_norm=['none', 'rmsnorm'])", "baseline": "None",
-                           "extra": "tune={'weight_decay': Uniform(0.0, 0.1)}, trials=2, tune_per_seed=True,"}, "is a search (tune=)"),
-    (["--until-decided"], {"extra": "ladder=ladder(d_model=[32, 64], n_heads=[2, 4], tokens=4096),"}, "is a scale ladder"),
+                           "extra": "tune={'weight_decay': Uniform(0.0, 0.1)}, trials=2, tune_per_seed=True,"},
+     "is a search (tune=)"),
+    (["--until-decided"], {"extra": "ladder=ladder(d_model=[32, 64], n_heads=[2, 4], tokens=4096),"},
+     "is a scale ladder"),
 ])
 def test_bad_input_is_one_line_and_exit_2_before_anything_is_written(ablation, tmp_path, capsys, extra, kind, message):
     results = tmp_path / "results"

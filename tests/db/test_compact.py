@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import db
-from db.compact import compact, compaction_lock
+from db.compact import compact
 
 ALL_ROWS = "SELECT run_id, step, name, value FROM metrics ORDER BY ALL"
 

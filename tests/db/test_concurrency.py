@@ -36,6 +36,8 @@ def test_sixteen_writers_and_a_querying_reader(results, tmp_path):
     assert int(out.split()[-1]) > 0  # the reader really queried while writers ran
     con = db.connect(results)
     assert con.execute("SELECT count(*) FROM metrics").fetchone() == (WRITERS * ROWS,)
-    assert con.execute("SELECT count(*), count(DISTINCT run_id) FROM runs WHERE status = 'completed'").fetchone() == (WRITERS, WRITERS)
-    per_run = con.execute("SELECT min(n), max(n) FROM (SELECT count(DISTINCT step) AS n FROM metrics GROUP BY run_id)").fetchone()
+    assert (con.execute("SELECT count(*), count(DISTINCT run_id) FROM runs WHERE status = 'completed'").fetchone()
+            == (WRITERS, WRITERS))
+    per_run = con.execute("SELECT min(n), max(n) FROM "
+                          "(SELECT count(DISTINCT step) AS n FROM metrics GROUP BY run_id)").fetchone()
     assert per_run == (ROWS, ROWS)

@@ -8,7 +8,8 @@ def test_export_writes_one_parquet_file_per_view_with_every_row(results, write_r
     write_run(results, "r1")
     write_run(results, "r2")
     paths = export(results, tmp_path / "out")
-    assert sorted(p.name for p in paths) == ["events.parquet", "layer_metrics.parquet", "metrics.parquet", "runs.parquet"]
+    assert sorted(p.name for p in paths) == ["events.parquet", "layer_metrics.parquet", "metrics.parquet",
+                                             "runs.parquet"]
     con = db.connect(results)
     for path in paths:
         view = path.stem

@@ -16,7 +16,8 @@ def test_the_plan_and_the_closing_compaction_import_no_pandas(tmp_path):
     code = (
         "import sys, db\n"
         "from db.compact import compact\n"
-        f"db.write_sweep({str(results)!r}, 's', {{}}, [{{'arm': 'a', 'lr': 0.001, 'seed': 0, 'run_id': 'r', 'steps': 9}}])\n"
+        f"db.write_sweep({str(results)!r}, 's', {{}}, "
+        "[{'arm': 'a', 'lr': 0.001, 'seed': 0, 'run_id': 'r', 'steps': 9}])\n"
         f"plan = db.read_plan({str(results)!r}, 's').to_pylist()\n"
         f"print(compact({str(results)!r}), plan[0]['lr'], plan[0]['steps'], 'pandas' in sys.modules)\n"
     )

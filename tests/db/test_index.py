@@ -35,7 +35,8 @@ def test_runs_started_resumed_or_finished_after_the_index_still_show(results, wr
     resumed = db.RunWriter.open(results, "done", resume=True, resume_from_step=30)
     resumed.log_metrics(30, {"val_loss": 1.0})
     resumed.flush()
-    rows = db.connect(results).execute("SELECT run_id, status, n_segments, final_val_loss FROM runs ORDER BY run_id").fetchall()
+    rows = db.connect(results).execute("SELECT run_id, status, n_segments, final_val_loss FROM runs "
+                                       "ORDER BY run_id").fetchall()
     assert rows == [("done", "running", 2, 1.0), ("later-finished", "diverged", 1, None), ("new", "completed", 1, 2.7)]
 
 

@@ -30,7 +30,9 @@ def test_anything_but_one_select_is_refused(sql):
         check_read_only(duckdb.connect(), sql)
 
 
-@pytest.mark.parametrize("sql", ["SELECT 1", "WITH a AS (SELECT 1) SELECT * FROM a", "FROM range(3)", "EXPLAIN SELECT 1", "explain analyze select 1", "DESCRIBE SELECT 1"])
+@pytest.mark.parametrize("sql",
+                         ["SELECT 1", "WITH a AS (SELECT 1) SELECT * FROM a", "FROM range(3)", "EXPLAIN SELECT 1",
+                          "explain analyze select 1", "DESCRIBE SELECT 1"])
 def test_reads_pass(sql):
     check_read_only(duckdb.connect(), sql)
 

@@ -29,7 +29,8 @@ def test_text_table_keeps_columns_that_share_a_name():
     assert text_table(pa.table([[1], [2]], names=["n", "n"])).splitlines()[2].split() == ["1", "2"]
 
 
-NESTED = "SELECT [1, 2] AS l, {'a': 1} AS st, INTERVAL 1 DAY AS iv, union_value(k := 3) AS u, sum(x) AS total, 1.5 AS d FROM range(3) t(x)"
+NESTED = ("SELECT [1, 2] AS l, {'a': 1} AS st, INTERVAL 1 DAY AS iv, union_value(k := 3) AS u, sum(x) AS total, 1.5 AS "
+          "d FROM range(3) t(x)")
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -12,7 +12,8 @@ def test_results_dir_is_stamped_with_the_schema_version(results, write_run):
     assert meta[VERSION_KEY] == str(SCHEMA_VERSION).encode()
 
 
-@pytest.mark.parametrize("version, message", [(SCHEMA_VERSION + 1, "newer than this harness reads"), ("banana", "unknown schema version")])
+@pytest.mark.parametrize("version, message",
+                         [(SCHEMA_VERSION + 1, "newer than this harness reads"), ("banana", "unknown schema version")])
 def test_newer_or_unknown_version_file_fails_clearly_for_readers_and_writers(results, write_run, version, message):
     write_run(results, "r1")
     (results / "SCHEMA_VERSION").write_text(f"{version}\n")

@@ -95,8 +95,10 @@ def test_a_segment_opened_after_the_result_by_a_fenced_writer_changes_nothing(tm
     _write(tmp_path, "legacy", [(1, "completed", 0, True), (0, "interrupted", 0, True)])
     _write(tmp_path, "failed-late", [(1, "completed", 0, True), (0, "failed", 0, True)])
     con = db.connect(tmp_path)
-    rows = con.sql("SELECT run_id, status, n_segments, final_train_loss, last_step FROM runs ORDER BY run_id").fetchall()
-    assert rows == [("cell", "completed", 1, 2.0, 2), ("failed-late", "completed", 1, 2.0, 2), ("legacy", "completed", 1, 2.0, 2)]
+    rows = con.sql("SELECT run_id, status, n_segments, final_train_loss, last_step FROM runs "
+                   "ORDER BY run_id").fetchall()
+    assert rows == [("cell", "completed", 1, 2.0, 2), ("failed-late", "completed", 1, 2.0, 2),
+                    ("legacy", "completed", 1, 2.0, 2)]
     assert con.sql("SELECT count(*) FROM metrics WHERE value >= 100").fetchall() == [(0,)]  # none of A's rows
     state = db.run_state(tmp_path, "legacy")
     assert (state.result, state.segments, state.opened, state.failures) == ("completed", (0,), (0, 1), 0)
@@ -112,7 +114,8 @@ def test_a_later_generation_opens_no_segment_once_an_earlier_one_holds_the_resul
 
 def test_a_result_is_final_even_for_a_writer_of_the_live_generation(tmp_path):
     _write(tmp_path, "r", [(0, "completed", 0, True), (0, "failed", 0, True), (1, "interrupted", 0, True)])
-    assert db.connect(tmp_path).sql("SELECT status, n_segments, last_step FROM runs").fetchall() == [("completed", 1, 2)]
+    assert (db.connect(tmp_path).sql("SELECT status, n_segments, last_step FROM runs").fetchall()
+            == [("completed", 1, 2)])
     assert db.run_state(tmp_path, "r").result == "completed"
     with pytest.raises(SupersededError, match="claim 0 already closed segment 0"):  # today: one outcome a generation
         _write(tmp_path, "today", [(0, "completed", 0, False), (0, "failed", 0, False)])
@@ -122,7 +125,8 @@ def test_a_taker_resuming_mid_run_hides_the_stalled_writers_later_rows(tmp_path)
     """The stalled writer A (claim 0) logged steps 0-2; B (claim 1) resumed at step 1 and completed."""
     _write(tmp_path, "r", [(0, None, 0, False), (1, "completed", 1, False)])
     con = db.connect(tmp_path)
-    assert con.sql("SELECT step, value FROM metrics ORDER BY step").fetchall() == [(0, 0.0), (1, 101.0), (2, 102.0), (3, 103.0)]
+    assert (con.sql("SELECT step, value FROM metrics ORDER BY step").fetchall()
+            == [(0, 0.0), (1, 101.0), (2, 102.0), (3, 103.0)])
     assert con.sql("SELECT status, n_segments FROM runs").fetchall() == [("completed", 2)]
 
 

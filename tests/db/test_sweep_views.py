@@ -21,7 +21,8 @@ def test_plan_cells_take_their_runs_status_and_missing_runs_are_pending(results,
     rows = con.execute("SELECT arm, lr, seed, run_id, cell, status FROM sweep_cells ORDER BY cell").fetchall()
     assert rows == [("none", 1e-3, 0, "k1", 0, "completed"), ("rms", 1e-3, 0, "k2", 1, "diverged"),
                     ("rms", 1e-3, 1, "k3", 2, "pending")]
-    sweep = con.execute("SELECT sweep, question, baseline, axes, n_cells, completed, diverged, failed, running, pending FROM sweeps").fetchone()
+    sweep = con.execute("SELECT sweep, question, baseline, axes, n_cells, completed, diverged, failed, running, "
+                        "pending FROM sweeps").fetchone()
     assert sweep == ("qk", "does QK-norm help?", "none", '["qk"]', 3, 1, 1, 0, 0, 1)
 
 
@@ -30,7 +31,8 @@ def test_one_run_in_two_sweeps_shows_in_both(results, write_run):
     db.write_sweep(results, "a", {}, _cells(("base", 1e-3, 0, "shared")))
     db.write_sweep(results, "b", {}, _cells(("other-name", 3e-3, 0, "shared")))
     con = db.connect(results)
-    rows = con.execute("SELECT c.sweep, c.arm, r.status FROM sweep_cells c JOIN runs r USING (run_id) ORDER BY c.sweep").fetchall()
+    rows = con.execute("SELECT c.sweep, c.arm, r.status FROM sweep_cells c JOIN runs r USING (run_id) "
+                       "ORDER BY c.sweep").fetchall()
     assert rows == [("a", "base", "completed"), ("b", "other-name", "completed")]
 
 
@@ -41,7 +43,8 @@ def test_runs_labelled_with_a_sweep_but_no_plan_form_an_implicit_sweep(results, 
     con = db.connect(results)
     rows = con.execute("SELECT sweep, arm, lr, seed, run_id, status FROM sweep_cells ORDER BY sweep").fetchall()
     assert rows == [("hand", "x", 2e-3, 3, "w1", "completed"), ("planned", "z", 1e-3, 0, "other", "pending")]
-    assert con.execute("SELECT question, baseline, axes FROM sweeps WHERE sweep = 'hand'").fetchone() == (None, None, "[]")
+    assert (con.execute("SELECT question, baseline, axes FROM sweeps WHERE sweep = 'hand'").fetchone()
+            == (None, None, "[]"))
 
 
 def test_a_new_launch_replaces_the_plan(results, write_run):

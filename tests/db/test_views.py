@@ -6,7 +6,8 @@ from db.views import RUNS_LEADING, RUNS_TRAILING
 
 
 def test_runs_has_identity_config_columns_and_val_loss_summary(results, write_run):
-    write_run(results, "r1", val_losses=(3.0, 2.5, 2.7), seed=1, config={"model": {"d_model": 64}, "seed": 9}, params=1000, flops_per_token=6e3)
+    write_run(results, "r1", val_losses=(3.0, 2.5, 2.7), seed=1, config={"model": {"d_model": 64}, "seed": 9},
+              params=1000, flops_per_token=6e3)
     row = db.connect(results).execute(
         'SELECT run_id, sweep, arm, seed, status, "model.d_model", "config.seed", params, flops_per_token, '
         "final_val_loss, best_val_loss, final_train_loss, last_step, n_segments FROM runs"

@@ -13,11 +13,13 @@ def test_metrics_layer_metrics_and_events_round_trip(results):
         writer.log_event(7, "loss_spike", 9.5, "7.1 sigma")
         writer.log_event(8, "checkpoint")
     con = db.connect(results)
-    assert con.sql("SELECT step, name, value FROM metrics ORDER BY name").fetchall() == [(0, "lr", 0.5), (0, "train_loss", 3.5)]
+    assert (con.sql("SELECT step, name, value FROM metrics ORDER BY name").fetchall()
+            == [(0, "lr", 0.5), (0, "train_loss", 3.5)])
     assert con.sql("SELECT layer, head, value FROM layer_metrics WHERE name = 'act_rms' ORDER BY layer").fetchall() == [
         (0, None, 1.0), (1, None, 2.0), (2, None, 3.0)
     ]
-    assert con.sql("SELECT step, layer, head, value FROM layer_metrics WHERE name = 'max_logit' ORDER BY ALL").fetchall() == [
+    max_logits = "SELECT step, layer, head, value FROM layer_metrics WHERE name = 'max_logit' ORDER BY ALL"
+    assert con.sql(max_logits).fetchall() == [
         (0, 0, 0, 1.0), (0, 0, 1, 2.0), (0, 1, 0, 3.0), (0, 1, 1, 4.0),
         (1, 0, 0, 5.0), (1, 0, 1, 6.0), (1, 1, 0, 7.0), (1, 1, 1, 8.0),
     ]
@@ -40,13 +42,16 @@ def test_flushes_every_flush_rows_into_new_shards(results):
 def test_close_records_status_and_divergence(results, write_run):
     write_run(results, "ok")
     write_run(results, "boom", status="diverged", steps=20)
-    rows = db.connect(results).sql("SELECT run_id, status, diverged_at_step, finished_at IS NOT NULL FROM runs ORDER BY run_id").fetchall()
+    rows = db.connect(results).sql("SELECT run_id, status, diverged_at_step, finished_at IS NOT NULL FROM runs ORDER "
+                                   "BY run_id").fetchall()
     assert rows == [("boom", "diverged", 19, True), ("ok", "completed", None, True)]
 
 
 def test_bad_status_names_the_valid_options(results):
     writer = db.RunWriter.open(results, "r1")
-    with pytest.raises(ValueError, match=r"status='done' is invalid; valid options: 'completed', 'diverged', 'pruned', 'failed', 'interrupted'"):
+    with pytest.raises(ValueError,
+                       match=r"status='done' is invalid; valid options: 'completed', 'diverged', 'pruned', 'failed', "
+                       r"'interrupted'"):
         writer.close("done")
     with pytest.raises(ValueError, match="diverged_at_step=3 is only valid with status='diverged'"):
         writer.close("completed", diverged_at_step=3)

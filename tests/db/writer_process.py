@@ -14,7 +14,8 @@ import db
 def main() -> None:
     results, run_id, rows, flush_rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     forever = "--forever" in sys.argv
-    writer = db.RunWriter.open(results, run_id, sweep="stress", arm="a", seed=0, flush_rows=flush_rows, flush_seconds=3600)
+    writer = db.RunWriter.open(results, run_id, sweep="stress", arm="a", seed=0, flush_rows=flush_rows,
+                               flush_seconds=3600)
     for step in itertools.count() if forever else range(rows):
         writer.log_metrics(step, {"loss": float(step)})
         if writer.pending_rows == 0:

@@ -10,8 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-import db
 import pytest
+
+import db
 
 ABLATION = '''
 from experiments import Ablation, grid

@@ -20,7 +20,8 @@ def _install() -> None:
     if all(shutil.which(tool) for tool in ("slurmctld", "slurmd", "munged", "sbatch")):
         return
     if os.geteuid() != 0:
-        raise RuntimeError("SLURM is not installed and the tests are not root: apt-get install -y " + " ".join(PACKAGES))
+        raise RuntimeError("SLURM is not installed and the tests are not root: apt-get install -y "
+                           + " ".join(PACKAGES))
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, capture_output=True)
     subprocess.run(["apt-get", "install", "-y", "-qq", *PACKAGES], check=True, env=env, capture_output=True)
@@ -118,7 +119,8 @@ class SlurmCluster:
         self.conf.write_text(_conf(self.root, host, cpus, 1000 * cpus + 4000))
         munge = self.root / "munge"
         self._daemon("runuser", "-u", "munge", "--", "munged", f"--socket={munge}/munge.socket",
-                     f"--pid-file={munge}/munged.pid", f"--log-file={munge}/munged.log", f"--seed-file={munge}/munged.seed")
+                     f"--pid-file={munge}/munged.pid", f"--log-file={munge}/munged.log",
+                     f"--seed-file={munge}/munged.seed")
         self._daemon("slurmctld", "-f", str(self.conf))
         self._daemon("slurmd", "-f", str(self.conf))
         deadline = time.monotonic() + 30

@@ -9,7 +9,15 @@ import time
 
 import pytest
 
-from experiments.workers.claims import BeatWatcher, Claim, Heartbeat, check_stale_after, claim_dir, current_claim, try_claim
+from experiments.workers.claims import (
+    BeatWatcher,
+    Claim,
+    Heartbeat,
+    check_stale_after,
+    claim_dir,
+    current_claim,
+    try_claim,
+)
 from harness.config.base import ConfigError
 
 
@@ -117,7 +125,8 @@ def test_the_heartbeat_thread_beats_while_the_caller_is_busy_and_notices_a_lost_
 
 def test_stale_after_must_span_five_heartbeats():
     check_stale_after(10.0, 2.0)
-    with pytest.raises(ConfigError, match=r"--stale-after 9.9 is invalid: must be ≥ 10 seconds \(5 heartbeats of 2 s\)"):
+    with pytest.raises(ConfigError,
+                       match=r"--stale-after 9.9 is invalid: must be ≥ 10 seconds \(5 heartbeats of 2 s\)"):
         check_stale_after(9.9, 2.0)
     with pytest.raises(ConfigError, match="--heartbeat-every 0 is invalid"):
         check_stale_after(10.0, 0.0)

@@ -68,7 +68,8 @@ def test_a_launcher_waits_while_another_closes_then_exits_0(tmp_path, ablation_f
     other.wait()
     err = capsys.readouterr().err
     assert err == "sweep t: another launcher is closing it (compaction, the report's last page); waiting for it\n"
-    assert shards(results, cells) == 2 and json.loads((results / "sweeps/t/logs/closed.json").read_text())["by"] != "other"
+    assert (shards(results, cells) == 2
+            and json.loads((results / "sweeps/t/logs/closed.json").read_text())["by"] != "other")
 
 
 def test_a_closing_killed_midway_is_finished_by_the_next_launch(tmp_path, ablation_file):

@@ -5,12 +5,12 @@ a rerun trains nothing; `harness compare` judges each arm on them. Bad values ar
 
 import json
 
-import db
 import pytest
 
+import db
 from experiments import Ablation, LogUniform, grid
-from experiments.workers.progress import ProgressReader, stored_cells
 from experiments.search.study import CONFIRM_SEED_STRIDE
+from experiments.workers.progress import ProgressReader, stored_cells
 from harness.config.base import ConfigError
 
 from .conftest import finished_segments, start_sweep
@@ -58,16 +58,19 @@ def _confirmations(results):
         "WHERE sweep = 'confirm' AND confirms IS NOT NULL ORDER BY arm, seed").fetchall()
 
 
-def test_each_arms_chosen_configuration_is_trained_once_on_fresh_seeds_and_compared_on_them(tmp_path, search_file, capsys):
+def test_each_arms_chosen_configuration_is_trained_once_on_fresh_seeds_and_compared_on_them(tmp_path, search_file,
+                                                                                            capsys):
     path, results = search_file(confirm=2), tmp_path / "results"
     code, err = _sweep(path, results)
     assert code == 0, err
     con = db.connect(results)
     # The oracle for the chosen trial: the store's best completed trial of each arm (the best_trials view).
-    best = {arm: (trial, run_id) for arm, trial, run_id in con.execute("SELECT arm, trial, run_id FROM best_trials").fetchall()}
+    best = {arm: (trial, run_id)
+            for arm, trial, run_id in con.execute("SELECT arm, trial, run_id FROM best_trials").fetchall()}
     trial_lr = dict(con.execute("SELECT run_id, lr FROM sweep_cells WHERE trial IS NOT NULL").fetchall())
     rows = _confirmations(results)
-    assert [(arm, seed) for arm, seed, *_ in rows] == [(arm, seed) for arm in ("base", "qk_norm=rmsnorm") for seed in FRESH]
+    assert ([(arm, seed) for arm, seed, *_ in rows]
+            == [(arm, seed) for arm in ("base", "qk_norm=rmsnorm") for seed in FRESH])
     for arm, seed, trial, confirms, lr, run_id, status in rows:
         assert trial is None and confirms == best[arm][0] and lr == trial_lr[best[arm][1]] and status == "completed"
         assert finished_segments(results, run_id) == ["completed"]  # one result: two workers, trained once
@@ -103,7 +106,8 @@ def test_adding_confirm_seeds_to_a_finished_search_trains_only_the_confirmations
     assert code == 0, err
     after = _segments(results)
     assert {run_id: after[run_id] for run_id in trials} == trials
-    assert [(arm, seed) for arm, seed, *_ in _confirmations(results)] == [("base", FRESH[0]), ("qk_norm=rmsnorm", FRESH[0])]
+    assert ([(arm, seed) for arm, seed, *_ in _confirmations(results)]
+            == [("base", FRESH[0]), ("qk_norm=rmsnorm", FRESH[0])])
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -6,11 +6,10 @@ import pytest
 
 import db
 from db.outcomes import SupersededError
-
 from experiments import expand
-from experiments.declare.load import load_ablation
 from experiments.backends.local import LocalSweep
 from experiments.backends.local_workers import LocalWorkers
+from experiments.declare.load import load_ablation
 
 
 def stored_plan(path, results):

@@ -5,9 +5,9 @@ import re
 
 import pytest
 
+from experiments import Ablation, SweepError, expand, grid, zip_
 from harness import calc
 from harness.train.keys import run_key
-from experiments import Ablation, SweepError, expand, grid, zip_
 
 
 def make(**kwargs):
@@ -45,7 +45,8 @@ def test_match_params_resizes_each_arm_and_records_the_residual():
 
 
 def test_flop_budget_gives_each_arm_its_own_steps():
-    plan = expand(make(grid=grid(zip_(n_layers=[1, 4], d_model=[64, 64])), budget={"flops": 5e12}, train={"seq_len": 64}))
+    plan = expand(make(grid=grid(zip_(n_layers=[1, 4], d_model=[64, 64])), budget={"flops": 5e12},
+                       train={"seq_len": 64}))
     small, big = plan.cells
     assert small.train.steps > big.train.steps
     for cell in plan.cells:
@@ -57,7 +58,8 @@ def test_flop_budget_gives_each_arm_its_own_steps():
 
 def test_exclude_by_predicate_or_partial_dicts_including_lr():
     by_dict = expand(make(lrs=[1e-3, 1e-1], exclude=[{"qk_norm": "none", "lr": 1e-1}]))
-    assert [c.label for c in by_dict.cells] == ["base lr=0.001 seed=0", "qk_norm=rmsnorm lr=0.001 seed=0", "qk_norm=rmsnorm lr=0.1 seed=0"]
+    assert [c.label for c in by_dict.cells] == ["base lr=0.001 seed=0", "qk_norm=rmsnorm lr=0.001 seed=0",
+                                                "qk_norm=rmsnorm lr=0.1 seed=0"]
     by_predicate = expand(make(exclude=lambda p: p.get("qk_norm") == "rmsnorm"))
     assert [c.arm for c in by_predicate.cells] == ["base"]
 
@@ -124,8 +126,8 @@ def test_ten_thousand_cells_expand_without_torch(tmp_path):
 
     code = ("import sys; from experiments import Ablation, expand, grid; "
             "a = Ablation('big', 'q?', 'tiny', grid(d_model=list(range(32, 32 + 16 * 25, 16)), n_layers=[1, 2, 3, 4], "
-            "mlp=['swiglu', 'gelu', 'relu', 'geglu'], qk_norm=['none', 'rmsnorm', 'layernorm']), lrs=[1e-3, 3e-3, 1e-2], seeds=3); "
-            "print(len(expand(a).cells), 'torch' in sys.modules)")
+            "mlp=['swiglu', 'gelu', 'relu', 'geglu'], qk_norm=['none', 'rmsnorm', 'layernorm']), lrs=[1e-3, 3e-3, "
+            "1e-2], seeds=3); print(len(expand(a).cells), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["10800", "False"]
 

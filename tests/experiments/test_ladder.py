@@ -5,17 +5,18 @@ import re
 
 import pytest
 
-from harness import calc
-from harness.config.base import ConfigError
 from experiments import Ablation, SweepError, expand, grid
 from experiments.declare.ladder import ladder
 from experiments.plan.rungs import RUNG_SEPARATOR
+from harness import calc
+from harness.config.base import ConfigError
 
 TRAIN = {"batch_size": 4, "seq_len": 32}
 
 
 def make(**kwargs):
-    fields = dict(name="lad", question="does it hold at scale?", base="tiny", grid=grid(qk_norm=["none", "rmsnorm"]), train=TRAIN,
+    fields = dict(name="lad", question="does it hold at scale?", base="tiny", grid=grid(qk_norm=["none", "rmsnorm"]),
+                  train=TRAIN,
                   ladder=ladder(d_model=[64, 128], n_layers=[2, 3], tokens=TRAIN["batch_size"] * TRAIN["seq_len"] * 10))
     return Ablation(**{**fields, **kwargs})
 
@@ -51,19 +52,22 @@ def test_flops_per_rung_give_each_arm_its_own_steps_never_over_budget():
 
 
 def test_seeds_and_lrs_per_rung():
-    plan = expand(make(ladder=ladder(d_model=[64, 128], n_layers=[2, 3], tokens=2048, seeds=[3, 1], lrs=[[1e-3, 3e-3], [1e-3]])))
+    plan = expand(make(ladder=ladder(d_model=[64, 128], n_layers=[2, 3], tokens=2048, seeds=[3, 1],
+                                     lrs=[[1e-3, 3e-3], [1e-3]])))
     small = [c for c in plan.cells if plan.arm_rungs[c.arm] == 0]
     big = [c for c in plan.cells if plan.arm_rungs[c.arm] == 1]
     assert len(small) == 2 * 2 * 3 and len(big) == 2 * 1 * 1
     assert {c.lr for c in small} == {1e-3, 3e-3} and {c.seed for c in big} == {0}
-    assert len(expand(make(ladder=ladder(d_model=[64, 128], tokens=2048, seeds=[3, 1])), seeds=2).cells) == 2 * 2 * 2  # --seeds wins
+    # --seeds wins
+    assert len(expand(make(ladder=ladder(d_model=[64, 128], tokens=2048, seeds=[3, 1])), seeds=2).cells) == 2 * 2 * 2
 
 
 def test_labels_and_exclude_apply_per_rung():
     plan = expand(make(grid=grid(qk_norm={"none": "none", "QK-norm": "rmsnorm"}), arms={"base": "plain"},
                        exclude=[{"qk_norm": "rmsnorm", "d_model": 128}]))
     assert {c.arm: c.arm_label for c in plan.cells} == {
-        "base@d_model=64,n_layers=2": "plain@d_model=64,n_layers=2", "qk_norm=rmsnorm@d_model=64,n_layers=2": "QK-norm@d_model=64,n_layers=2",
+        "base@d_model=64,n_layers=2": "plain@d_model=64,n_layers=2",
+        "qk_norm=rmsnorm@d_model=64,n_layers=2": "QK-norm@d_model=64,n_layers=2",
         "base@d_model=128,n_layers=3": "plain@d_model=128,n_layers=3"}
 
 
@@ -82,10 +86,13 @@ def test_the_arm_separator_is_the_one_analysis_reads():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(grid=grid(d_model=[64, 96])), "d_model is both a ladder axis and a grid axis; the ladder sets it per rung, give it once"),
+    (dict(grid=grid(d_model=[64, 96])),
+     "d_model is both a ladder axis and a grid axis; the ladder sets it per rung, give it once"),
     (dict(budget={"steps": 10}), "budget= with ladder=: the ladder's budget rule sets each rung's budget"),
-    (dict(lrs=[1e-3], ladder=ladder(d_model=[64, 128], tokens=1e4, lrs=[1e-3])), "lrs= with ladder=: LRs are given both here and in ladder(lrs=)"),
-    (dict(match="params", solve="d_model"), "solve= with ladder=: match= would re-solve d_model, a ladder axis, and undo the rungs"),
+    (dict(lrs=[1e-3], ladder=ladder(d_model=[64, 128], tokens=1e4, lrs=[1e-3])),
+     "lrs= with ladder=: LRs are given both here and in ladder(lrs=)"),
+    (dict(match="params", solve="d_model"),
+     "solve= with ladder=: match= would re-solve d_model, a ladder axis, and undo the rungs"),
     (dict(ladder={"d_model": [64, 128]}), "ladder={'d_model': [64, 128]} must be ladder(...)"),
 ])
 def test_ablation_refuses_a_ladder_that_clashes(kwargs, message):
@@ -95,16 +102,23 @@ def test_ablation_refuses_a_ladder_that_clashes(kwargs, message):
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(d_model=[64, 128]), "give exactly one budget rule of tokens=, tokens_per_param=, flops= (got none)"),
-    (dict(d_model=[64, 128], tokens=1e5, flops=1e12), "give exactly one budget rule of tokens=, tokens_per_param=, flops= (got tokens, flops)"),
+    (dict(d_model=[64, 128], tokens=1e5, flops=1e12),
+     "give exactly one budget rule of tokens=, tokens_per_param=, flops= (got tokens, flops)"),
     (dict(d_model=[64, 128], tokens_per_param=-20), "tokens_per_param=-20: each entry must be a positive number"),
-    (dict(d_model=[64, 128], flops=[1e12, 2e12, 3e12]), "flops=[1000000000000.0, 2000000000000.0, 3000000000000.0] has 3 entries for 2 rungs"),
+    (dict(d_model=[64, 128], flops=[1e12, 2e12, 3e12]),
+     "flops=[1000000000000.0, 2000000000000.0, 3000000000000.0] has 3 entries for 2 rungs"),
     (dict(d_model=[64], tokens=1e5), "a ladder needs at least two rungs"),
-    (dict(d_model=[64, 128], n_layers=[2], tokens=1e5), "every axis needs one value per rung; got d_model: 2, n_layers: 1"),
-    (dict(d_modle=[64, 128], tokens=1e5), "'d_modle' cannot be a rung axis: a ladder climbs ModelConfig fields (and batch_size, seq_len, grad_accum); did you mean 'd_model'?"),
-    (dict(n_heads=[2, 4], tokens=1e5), "a ladder climbs d_model or n_layers (the store knows a rung by them); axes given: n_heads"),
+    (dict(d_model=[64, 128], n_layers=[2], tokens=1e5),
+     "every axis needs one value per rung; got d_model: 2, n_layers: 1"),
+    (dict(d_modle=[64, 128], tokens=1e5),
+     "'d_modle' cannot be a rung axis: a ladder climbs ModelConfig fields (and batch_size, seq_len, grad_accum); did "
+     "you mean 'd_model'?"),
+    (dict(n_heads=[2, 4], tokens=1e5),
+     "a ladder climbs d_model or n_layers (the store knows a rung by them); axes given: n_heads"),
     (dict(d_model=[64, 64], n_layers=[2, 2], tokens=1e5), "two rungs have the same d_model and n_layers"),
     (dict(d_model=[64, 128], tokens=1e5, seeds=[2, 0]), "seeds=[2, 0]: each entry must be an integer ≥ 1"),
-    (dict(d_model=[64, 128], tokens=1e5, lrs=[[1e-3], []]), "lrs=[[0.001], []] must be a list of positive LRs for every rung"),
+    (dict(d_model=[64, 128], tokens=1e5, lrs=[[1e-3], []]),
+     "lrs=[[0.001], []] must be a list of positive LRs for every rung"),
 ])
 def test_bad_ladders_fail_at_declaration_with_one_line(kwargs, message):
     with pytest.raises(ConfigError, match=re.escape(message)) as info:
@@ -114,10 +128,13 @@ def test_bad_ladders_fail_at_declaration_with_one_line(kwargs, message):
 
 @pytest.mark.parametrize("rungs, message", [
     (dict(d_model=[64, 128], seq_len=[32, 256], tokens=1e6),
-     "ablation 'lad': ladder rung 1 (d_model=128,seq_len=256): TrainConfig.seq_len=256 is invalid: the model takes sequences of at most max_seq_len=128 tokens"),
+     "ablation 'lad': ladder rung 1 (d_model=128,seq_len=256): TrainConfig.seq_len=256 is invalid: the model takes "
+     "sequences of at most max_seq_len=128 tokens"),
     (dict(d_model=[64, 66], tokens=1e6), "ablation 'lad': ladder rung 1 (d_model=66): ModelConfig"),
-    (dict(d_model=[128, 64], tokens=1e6), "ablation 'lad': ladder rung 1 (d_model=64) has 164,160 parameters, no more than rung 0's"),
-    (dict(d_model=[64, 128], tokens=[1e6, 100]), "ablation 'lad': ladder rung 1 (d_model=128): its budget of 100 tokens is less than one step (128 tokens)"),
+    (dict(d_model=[128, 64], tokens=1e6),
+     "ablation 'lad': ladder rung 1 (d_model=64) has 164,160 parameters, no more than rung 0's"),
+    (dict(d_model=[64, 128], tokens=[1e6, 100]),
+     "ablation 'lad': ladder rung 1 (d_model=128): its budget of 100 tokens is less than one step (128 tokens)"),
 ])
 def test_rungs_the_model_cannot_take_are_one_line_naming_the_rung(rungs, message):
     with pytest.raises(SweepError, match=re.escape(message)) as info:
@@ -146,17 +163,21 @@ def test_the_dry_run_shows_each_rungs_size_tokens_and_flops_and_the_ladders_comp
     flops = []
     for rung, row in zip(plan.rungs, rows):
         cells = [c for c in plan.cells if plan.arm_rungs[c.arm] == rung.index]
-        spent = [c.train.steps * c.train.tokens_per_step * c.flops_per_token for c in cells]  # the oracle: the cells' own counts
+        # the oracle: the cells' own counts
+        spent = [c.train.steps * c.train.tokens_per_step * c.flops_per_token for c in cells]
         flops.append(sum(spent))
         assert row[:4] == [str(rung.index), *map(str, rung.values.values()), f"{calc.params(rung.configs.model):,}"]
         tokens = {c.train.steps * c.train.tokens_per_step for c in cells}
-        assert row[4:] == [f"{tokens.pop():.3g}", f"{spent[0]:.3g}", str(len(cells)), f"{sum(spent):.3g}"] and not tokens
-    assert f"ladder: 2 rungs, {sum(flops):.3g} training FLOPs in all ({flops[-1] / sum(flops):.0%} of it in the largest rung)." in out
+        assert (row[4:] == [f"{tokens.pop():.3g}", f"{spent[0]:.3g}", str(len(cells)), f"{sum(spent):.3g}"]
+                and not tokens)
+    assert (f"ladder: 2 rungs, {sum(flops):.3g} training FLOPs in all ({flops[-1] / sum(flops):.0%} of it in the "
+            "largest rung).") in out
     assert not (tmp_path / "results").exists()
 
 
 @pytest.mark.parametrize("rungs, message", [
-    ("d_model=[64, 128], seq_len=[32, 256], tokens=1e5", "ladder rung 1 (d_model=128,seq_len=256): TrainConfig.seq_len=256 is invalid"),
+    ("d_model=[64, 128], seq_len=[32, 256], tokens=1e5",
+     "ladder rung 1 (d_model=128,seq_len=256): TrainConfig.seq_len=256 is invalid"),
     ("d_model=[64, 128], tokens_per_param=0", "ladder(...): tokens_per_param=0: each entry must be a positive number"),
     ("d_model=[64, 128], qk_norm=['none', 'rmsnorm'], tokens=1e5", "qk_norm is both a ladder axis and a grid axis"),
 ])

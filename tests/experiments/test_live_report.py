@@ -74,7 +74,8 @@ def test_hold_and_close_do_not_wait_for_a_partial_page_in_flight(results, tmp_pa
     assert gone(child) and children(live.process.pid) == [] and live.answered == 0
     live.close()
     assert (live.sent, live.answered, live.error, live.process.returncode) == (2, 2, None, 0)
-    assert len(rewrites(log)) == 1 and "4 of 4 cells: finished" in (results / "sweeps" / "qk" / "report.html").read_text()
+    assert (len(rewrites(log)) == 1
+            and "4 of 4 cells: finished" in (results / "sweeps" / "qk" / "report.html").read_text())
 
 
 def test_a_failed_rewrite_is_reported_and_the_process_keeps_answering(results, tmp_path):

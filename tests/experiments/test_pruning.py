@@ -1,9 +1,9 @@
 """A trial its pruner stops is a result: the run ends early with status `pruned`, its validation losses
 reported to the real Optuna trial."""
 
-import db
 import optuna
 
+import db
 from experiments.search.pruning import PruneOnValidation
 from harness.config import TrainConfig
 from harness.presets import from_name

@@ -5,14 +5,13 @@ heartbeat and retried (resuming its run), pruned trials stored as `pruned`, and 
 import os
 import signal
 
-import db
 import pytest
 
+import db
 from experiments import expand
-from experiments.workers.claims import current_claim
 from experiments.declare.load import load_ablation
-from experiments.search.runner import open_study, storage
-from experiments.search.runner import default_storage
+from experiments.search.runner import default_storage, open_study, storage
+from experiments.workers.claims import current_claim
 
 from .conftest import start_sweep, wait_for
 
@@ -59,7 +58,8 @@ def step_one_loss(path, results_dir, params):
     return loss
 
 
-def test_two_workers_share_a_study_without_duplicates_and_a_diverged_trial_is_valued_at_its_initial_loss(tmp_path, search_file):
+def test_two_workers_share_a_study_without_duplicates_and_a_diverged_trial_is_valued_at_its_initial_loss(
+        tmp_path, search_file):
     # log_every=5: the first logged loss is the diverged step's, not the loss at initialization.
     path, results = search_file(trials=4, log_every=5), tmp_path / "results"
     results.mkdir()
@@ -76,18 +76,21 @@ def test_two_workers_share_a_study_without_duplicates_and_a_diverged_trial_is_va
     assert [trial for trial, *_ in rows] == [t.number for t in sorted(trials, key=lambda t: t.number)]
     (diverged,) = [row for row in rows if row[1] == 50.0]
     assert diverged[2] == "diverged"
-    (first_logged,) = con.execute("SELECT value FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step LIMIT 1",
+    (first_logged,) = con.execute("SELECT value FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step "
+                                  "LIMIT 1",
                                   [diverged[3]]).fetchone()
     oracle = step_one_loss(path, tmp_path / "oracle", {"lr": 50.0})
     value = next(t.value for t in trials if t.params["lr"] == 50.0)
     assert value == pytest.approx(oracle, rel=1e-5) and first_logged != pytest.approx(oracle, rel=1e-3)
     best = min((t for t in trials if t.params["lr"] != 50.0), key=lambda t: t.value)
-    assert con.execute("SELECT trial, final_val_loss FROM best_trials").fetchone() == (best.number, pytest.approx(best.value))
+    assert (con.execute("SELECT trial, final_val_loss FROM best_trials").fetchone()
+            == (best.number, pytest.approx(best.value)))
 
 
 def test_a_sigkilled_trial_is_failed_by_its_heartbeat_and_retried_from_its_checkpoint(tmp_path, search_file):
     path, results = search_file(trials=2, steps=150), tmp_path / "results"
-    sweep = start_sweep(path, results, "--workers", "1", "--stale-after", "6", "--heartbeat-every", "1", "--set", "vocab_size=512")
+    sweep = start_sweep(path, results, "--workers", "1", "--stale-after", "6", "--heartbeat-every", "1", "--set",
+                        "vocab_size=512")
 
     def trial_past_its_first_checkpoint():
         """The run id of a trial being trained that has written a checkpoint (every 5 steps), else None."""
@@ -107,7 +110,8 @@ def test_a_sigkilled_trial_is_failed_by_its_heartbeat_and_retried_from_its_check
     states = [t.state.name for t in study.trials]
     assert states.count("FAIL") == 1 and states.count("COMPLETE") == 2
     failed = next(t for t in study.trials if t.state.name == "FAIL")
-    retry = next(t for t in study.trials if t.state.name == "COMPLETE" and t.system_attrs.get("failed_trial") == failed.number)
+    retry = next(t for t in study.trials
+                 if t.state.name == "COMPLETE" and t.system_attrs.get("failed_trial") == failed.number)
     assert retry.params == failed.params
     state = db.run_state(results, run_id)
     assert len(state.segments) == 2 and state.result == "completed"  # the retry resumed the killed trial's run
@@ -117,7 +121,8 @@ def test_a_sigkilled_trial_is_failed_by_its_heartbeat_and_retried_from_its_check
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--optuna-storage", "postgresql://nobody@127.0.0.1:1/none"], "--optuna-storage 'postgresql://nobody@127.0.0.1:1/none' cannot be reached"),
+    (["--optuna-storage", "postgresql://nobody@127.0.0.1:1/none"],
+     "--optuna-storage 'postgresql://nobody@127.0.0.1:1/none' cannot be reached"),
     (["--optuna-storage", "notadb://x"], "cannot be reached"),
 ])
 def test_an_unreachable_storage_is_refused_before_any_compute(tmp_path, search_file, capsys, extra, message):

@@ -37,6 +37,6 @@ def test_a_paused_trial_is_taken_over_and_finished_once(tmp_path, search_file): 
     for run in set(runs):
         assert raw_results(results, run) == 1 and db.run_state(results, run).result == "completed"
         assert_final_checkpoint_stands(results, run)
-    steps = [s for (s,) in con.execute("SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step",
-                                       [run_id]).fetchall()]
+    steps = [s for (s,) in con.execute("SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' "
+                                       "ORDER BY step", [run_id]).fetchall()]
     assert steps == list(range(1, 61))

@@ -8,14 +8,14 @@ import re
 import signal
 import subprocess
 
-import db
 import pytest
 
+import db
 from experiments import Layout, SlurmLauncher, SlurmResources, expand
 from experiments.backends.devices import parse_devices, visible_gpus, worker_slots
-from experiments.declare.load import load_ablation
-from experiments.backends.slurm.resources import parse_time
 from experiments.backends.slurm.logs import slurm_log, worker_name
+from experiments.backends.slurm.resources import parse_time
+from experiments.declare.load import load_ablation
 from harness.config.base import ConfigError
 from harness.train.checkpoints import last_checkpoint
 
@@ -53,7 +53,8 @@ def test_a_sweep_on_slurm_trains_every_cell_exactly_once(slurm, tmp_path, ablati
         assert finished_segments(results, run_id) == ["completed"], run_id
         assert len(db.run_state(results, run_id).segments) == 1
     con = db.connect(results)
-    assert sorted(r for (r,) in con.execute("SELECT run_id FROM sweep_cells WHERE sweep = 't'").fetchall()) == sorted(ids)
+    assert (sorted(r for (r,) in con.execute("SELECT run_id FROM sweep_cells WHERE sweep = 't'").fetchall())
+            == sorted(ids))
     from experiments.workers.claims import current_claim
 
     workers = {current_claim(results, r).worker for r in ids}
@@ -219,7 +220,7 @@ def test_an_element_runs_k_workers_per_gpu_as_slurm_tasks(slurm, tmp_path):
 
 def test_a_task_paused_past_stale_after_loses_its_cell_and_goes_on_with_the_next(slurm, tmp_path, ablation_file):
     from .stalls import FAST, assert_final_checkpoint_stands, raw_results, stall_until_taken_over
-    
+
     path = ablation_file(name="s", seeds=2, steps=60, checkpoint_every=10)
     ids, results = cell_ids(path), tmp_path / "results"
     code, out, err = harness_sweep(slurm, path, results, "--workers", "2", *FAST)
@@ -248,8 +249,8 @@ def test_multi_device_cells_run_on_slurm_and_the_array_closes_the_sweep_by_itsel
 
     path = ablation_file(name="m", steps=6)
     ids, results = cell_ids(path), tmp_path / "results"
-    launch = [sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results), "--set", "vocab_size=512",
-              "--backend", "slurm"]
+    launch = [sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results), "--set",
+              "vocab_size=512", "--backend", "slurm"]
     done = subprocess.run([*launch, "--devices-per-cell", "2", "--cpus-per-worker", "1", "--python", sys.executable,
                            "--setup", "echo setup ran on $(hostname)", "--sbatch", "comment=harness-test"],
                           env=slurm.env, capture_output=True, text=True, timeout=180)

@@ -16,13 +16,16 @@ from harness.train.placement import Placement
 
 
 def script(launcher) -> list[str]:
-    return _make_sbatch_string(command="RUN", folder="/f", map_count=launcher.elements, **launcher.parameters()).splitlines()
+    return _make_sbatch_string(command="RUN", folder="/f", map_count=launcher.elements,
+                               **launcher.parameters()).splitlines()
 
 
 def test_the_script_holds_the_request_the_setup_lines_and_the_passed_options(tmp_path):
     resources = SlurmResources(gpus_per_element=4, gpu_type="a100", cpus_per_worker=6, mem="200G", time="2:00:00",
-                               python="/shared/env/bin/python", setup=("module load cuda/12.4", "source /shared/env/bin/activate"),
-                               sbatch=tuple(parse_sbatch(["constraint=a100&ib", "--exclude=node[07-09]", "exclusive"]).items()))
+                               python="/shared/env/bin/python",
+                               setup=("module load cuda/12.4", "source /shared/env/bin/activate"),
+                               sbatch=tuple(parse_sbatch(["constraint=a100&ib", "--exclude=node[07-09]",
+                                                          "exclusive"]).items()))
     launcher = SlurmLauncher(tmp_path, "s", layout=Layout(workers=4, placement=Placement(2)), resources=resources)
     lines = script(launcher)
     for line in ("#SBATCH --gpus-per-node=a100:4", "#SBATCH --ntasks-per-node=2", "#SBATCH --cpus-per-task=12",
@@ -46,7 +49,8 @@ def test_the_script_holds_the_request_the_setup_lines_and_the_passed_options(tmp
     (lambda: parse_sbatch(["no such=1"]), "--sbatch 'no such=1' is invalid"),
     (lambda: parse_sbatch(["constraint=a", "constraint=b"]), "--sbatch constraint is given twice: give it once."),
     (lambda: SlurmResources(setup=("",)), "--setup '' is invalid: one non-empty shell line per --setup"),
-    (lambda: SlurmResources(setup=("module load a\nmodule load b",)), "--setup 'module load a\\nmodule load b' is invalid"),
+    (lambda: SlurmResources(setup=("module load a\nmodule load b",)),
+     "--setup 'module load a\\nmodule load b' is invalid"),
     (lambda: SlurmResources(python=" "), "--python ' ' is invalid"),
     (lambda: SlurmResources(gpu_type="a100"), "--gpu-type 'a100' is invalid: a GPU type the cluster names (a100, h100) "
                                               "with --gpus-per-element ≥ 1."),
@@ -81,7 +85,8 @@ CLUSTER = read_mounts(mountinfo(("/", "ext4"), ("/home", "nfs4"), ("/scratch", "
 ])
 def test_an_interpreter_the_nodes_cannot_see_is_refused(python, results, verdict):
     if verdict == "refused":
-        with pytest.raises(ConfigError, match=r"which compute nodes do not mount; they see the results directory's lustre"):
+        with pytest.raises(ConfigError,
+                           match=r"which compute nodes do not mount; they see the results directory's lustre"):
             check_interpreter(python, results, CLUSTER)
     elif verdict == "warned":
         assert "are on local disks: fine on a one-node cluster" in check_interpreter(python, results, CLUSTER)

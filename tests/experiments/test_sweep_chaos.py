@@ -118,8 +118,8 @@ def exactly_once(results, ids, actions) -> None:
 
 def with_report(path, results, *extra) -> subprocess.Popen:
     """`harness sweep` with its live report process (start_sweep turns it off)."""
-    command = [sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results), "--set", "vocab_size=512",
-               *extra]
+    command = [sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results), "--set",
+               "vocab_size=512", *extra]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 

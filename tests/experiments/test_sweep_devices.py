@@ -6,7 +6,6 @@ the same cell trained on one process (the oracle) to 1e-5."""
 import signal
 
 import db
-
 from experiments.workers.claims import current_claim
 from harness.data import prepare
 from harness.train.run import RunSpec, train_run

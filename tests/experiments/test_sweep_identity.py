@@ -11,8 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import db
 import pytest
+
+import db
 
 from .conftest import ABLATION, sweep_command
 
@@ -105,7 +106,8 @@ def test_another_file_or_question_under_the_same_name_is_refused(store, tmp_path
 
 def test_adding_seeds_keeps_every_finished_cell(store):
     path, results = store
-    finished_runs = {r for (r,) in db.connect(results).execute("SELECT run_id FROM sweep_cells WHERE sweep = 't'").fetchall()}
+    finished_runs = {r for (r,) in db.connect(results).execute("SELECT run_id FROM sweep_cells WHERE sweep = 't'")
+                     .fetchall()}
     done = launch(path, results, "--seeds", "3")
     assert done.returncode == 0, done.stderr
     assert "the plan adds seeds (2 → 3 per arm and LR at most); finished cells are kept" in done.stderr
@@ -134,7 +136,8 @@ def test_another_name_runs_as_another_sweep(store):
     done = launch(path, results, "--steps", "3", "--name", "t3")
     assert done.returncode == 0, done.stderr
     assert (results / "sweeps" / "t" / "cells.parquet").read_bytes() == before
-    assert db.connect(results).execute("SELECT n_cells, completed FROM sweeps WHERE sweep = 't3'").fetchall() == [(4, 4)]
+    assert (db.connect(results).execute("SELECT n_cells, completed FROM sweeps WHERE sweep = 't3'").fetchall()
+            == [(4, 4)])
 
 
 def test_a_bad_device_count_is_refused_before_anything_is_written(store):

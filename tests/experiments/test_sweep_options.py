@@ -9,8 +9,10 @@ import pytest
     (["--devices-per-cell", "0"], "--devices-per-cell 0 is invalid: must be an integer ≥ 1."),
     (["--devices-per-cell", "3"], "--devices-per-cell 3 does not divide TrainConfig.batch_size=4 of arm base: each "
                                   "device trains an equal share of the batch; use one of 1, 2, 4"),
-    (["--devices-per-cell", "2", "--strategy", "dpp"], "--strategy 'dpp' is invalid: use ddp or fsdp; did you mean 'ddp'?"),
-    (["--devices-per-cell", "2", "--workers-per-device", "2"], "--workers-per-device 2 and --devices-per-cell 2: a cell "
+    (["--devices-per-cell", "2", "--strategy", "dpp"],
+     "--strategy 'dpp' is invalid: use ddp or fsdp; did you mean 'ddp'?"),
+    (["--devices-per-cell", "2", "--workers-per-device", "2"],
+     "--workers-per-device 2 and --devices-per-cell 2: a cell "
                                                                "on several devices does not share them; give one."),
     (["--workers", "0"], "--workers 0 is invalid: must be an integer ≥ 1."),
     (["--tasks-per-gpu", "4"], "--tasks-per-gpu is now --workers-per-device, and --workers counts workers in all"),
@@ -20,7 +22,8 @@ import pytest
     (["--sbatch", "constraint=a100"], "--sbatch needs --backend slurm."),
     (["--python", "python3"], "--python needs --backend slurm."),
     (["--backend", "slurm", "--workers", "3", "--workers-per-device", "2"],
-     "--workers 3 is not a multiple of the 2 workers an array element holds (--workers-per-device 2 on its CPUs): use 2 or 4."),
+     "--workers 3 is not a multiple of the 2 workers an array element holds (--workers-per-device 2 on its CPUs): use "
+     "2 or 4."),
     (["--backend", "slurm", "--gpus-per-element", "3", "--devices-per-cell", "2"],
      "--gpus-per-element 3 is not a multiple of --devices-per-cell 2"),
     (["--backend", "slurm", "--gpu-type", "h100"], "--gpu-type 'h100' is invalid"),
@@ -33,7 +36,8 @@ import pytest
     (["--follow", "--status"], "--follow and --status: give one."),
     (["--follow"], "--follow: no sweep 't' in"),
 ])
-def test_a_bad_option_is_one_line_and_exit_2_before_anything_is_written(tmp_path, ablation_file, capsys, extra, message):
+def test_a_bad_option_is_one_line_and_exit_2_before_anything_is_written(tmp_path, ablation_file, capsys, extra,
+                                                                        message):
     from cli.main import main
 
     results = tmp_path / "results"

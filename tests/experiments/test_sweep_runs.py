@@ -4,12 +4,12 @@ whole sweep, a killed worker, and two sweeps started at once; a finished sweep t
 import os
 import signal
 
-import db
 import pytest
 
+import db
 from experiments import expand
-from experiments.workers.claims import current_claim
 from experiments.declare.load import load_ablation
+from experiments.workers.claims import current_claim
 
 from .conftest import finished_segments, kill_group, processes_mentioning, start_sweep, wait_for
 
@@ -39,7 +39,8 @@ def test_sigkill_of_the_whole_sweep_then_the_same_command_finishes_each_cell_onc
     for run_id, segments in finished_before.items():
         assert db.run_state(results, run_id).segments == segments  # nothing finished was trained again
     con = db.connect(results)
-    assert sorted(r for (r,) in con.execute("SELECT run_id FROM sweep_cells WHERE sweep = 't'").fetchall()) == sorted(ids)
+    assert (sorted(r for (r,) in con.execute("SELECT run_id FROM sweep_cells WHERE sweep = 't'").fetchall())
+            == sorted(ids))
     steps = con.execute("SELECT run_id, count(*), count(DISTINCT step), max(step) FROM metrics "
                         "WHERE name = 'train_loss' GROUP BY run_id").fetchall()
     assert all(n == distinct == last == 40 for _, n, distinct, last in steps)  # no gap, no repeat after the crash
@@ -74,7 +75,8 @@ def test_a_killed_workers_cell_is_taken_over_and_resumes_from_its_checkpoint(tmp
     con = db.connect(results)
     (start,) = con.execute("SELECT max(start_step) FROM _manifests WHERE run_id = ?", [ids[0]]).fetchone()
     assert start > 1 and (start - 1) % 10 == 0  # resumed after its last checkpoint (every 10 steps), not from step 0
-    steps = [s for (s,) in con.execute("SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step", [ids[0]]).fetchall()]
+    steps = [s for (s,) in con.execute("SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' "
+                                       "ORDER BY step", [ids[0]]).fetchall()]
     assert steps == list(range(1, 201))
 
 
@@ -94,7 +96,8 @@ def test_two_sweeps_started_at_once_train_no_cell_twice(tmp_path, ablation_file)
     (lambda tmp, f: str(tmp / "nothing.py"), [], "defines no Ablation"),
     (lambda tmp, f: str(f()), ["--set", "qk_nrom=rmsnorm"], "--set names no field 'qk_nrom'; did you mean 'qk_norm'?"),
     (lambda tmp, f: str(f()), ["--set", "n_heads=3"], "ModelConfig.n_heads=3 is invalid"),
-    (lambda tmp, f: str(tmp / "bad_cells.py"), [], "2 of 3 cells are invalid:\n  n_heads=3: ModelConfig.n_heads=3 is invalid"),
+    (lambda tmp, f: str(tmp / "bad_cells.py"), [],
+     "2 of 3 cells are invalid:\n  n_heads=3: ModelConfig.n_heads=3 is invalid"),
     (lambda tmp, f: str(tmp / "bad_cells.py"), ["--set", "bias=qkv", "--seeds", "0"], "--seeds 0 is invalid"),
     (lambda tmp, f: str(f()), ["--devices", "gpu0"], "--devices 'gpu0' is invalid"),
     (lambda tmp, f: str(f()), ["--status"], "no sweep 't'"),
@@ -117,7 +120,8 @@ def test_dry_run_lists_every_cell_and_trains_nothing(tmp_path, ablation_file, ca
     from cli.main import main
 
     path = ablation_file(seeds=2, lrs=(1e-3, 1e-2))
-    assert main(["sweep", str(path), "--results", str(tmp_path / "results"), "--set", "vocab_size=512", "--dry-run"]) == 0
+    assert main(["sweep", str(path), "--results", str(tmp_path / "results"), "--set", "vocab_size=512",
+                 "--dry-run"]) == 0
     out = capsys.readouterr().out
     for run_id in cell_ids(path):
         assert run_id in out

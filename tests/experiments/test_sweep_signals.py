@@ -6,9 +6,9 @@ import json
 import os
 import signal
 
-import db
 import pytest
 
+import db
 from experiments.workers.claims import current_claim
 
 from .conftest import finished_segments, start_sweep, wait_for
@@ -41,7 +41,8 @@ def test_a_stopped_sweep_checkpoints_its_cells_and_resumes(tmp_path, ablation_fi
     con = db.connect(results)
     for run_id in ids:
         assert finished_segments(results, run_id) == ["completed"]
-        steps = [s for (s,) in con.execute("SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step", [run_id]).fetchall()]
+        steps = [s for (s,) in con.execute("SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY "
+                                           "step", [run_id]).fetchall()]
         assert steps == list(range(1, 301))
 
 
@@ -53,6 +54,8 @@ def test_a_cell_that_raises_is_retried_then_stored_failed_with_its_traceback(tmp
     assert sweep.returncode == 1, err
     assert err.count("failed: cell") == 2
     con = db.connect(results)
-    for run_id, status, summary, segments in con.execute("SELECT run_id, status, summary, n_segments FROM runs").fetchall():
+    runs = con.execute("SELECT run_id, status, summary, n_segments FROM runs").fetchall()
+    for run_id, status, summary, segments in runs:
         assert status == "failed" and segments == 2 and db.run_state(results, run_id).failures == 2
-        assert "no CUDA device is visible" in json.loads(summary)["error"] and "Traceback" in json.loads(summary)["traceback"]
+        assert ("no CUDA device is visible" in json.loads(summary)["error"]
+                and "Traceback" in json.loads(summary)["traceback"])

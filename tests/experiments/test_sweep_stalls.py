@@ -11,13 +11,20 @@ from pathlib import Path
 import pytest
 
 import db
-
 from experiments import expand
 from experiments.declare.load import load_ablation
 
 from .conftest import start_sweep, wait_for
-from .stalls import (FAST, assert_final_checkpoint_stands, holder_pid, pause, raw_results, resume,
-                     stall_until_taken_over, worker_logs)
+from .stalls import (
+    FAST,
+    assert_final_checkpoint_stands,
+    holder_pid,
+    pause,
+    raw_results,
+    resume,
+    stall_until_taken_over,
+    worker_logs,
+)
 
 
 def cell_ids(ablation_path):
@@ -43,7 +50,8 @@ def check_store(results, ids, steps):
         assert logged_steps(results, run_id) == list(range(1, steps + 1)), run_id
         assert_final_checkpoint_stands(results, run_id)
     sample = subprocess.run([sys.executable, "-m", "cli.main", "sample", ids[0], "--results", str(results),
-                             "--prompt", "def", "--max-new-tokens", "3", "--temperature", "0"], capture_output=True, text=True)
+                             "--prompt", "def", "--max-new-tokens", "3", "--temperature", "0"],
+                            capture_output=True, text=True)
     assert sample.returncode == 0, sample.stderr
 
 
@@ -127,7 +135,8 @@ def writing_a_checkpoint(results, ids):
     return None
 
 
-def test_a_worker_paused_after_its_claim_before_its_first_step_loses_the_cell_and_writes_nothing(tmp_path, ablation_file):
+def test_a_worker_paused_after_its_claim_before_its_first_step_loses_the_cell_and_writes_nothing(tmp_path,
+                                                                                                 ablation_file):
     results, ids, run_id = stalled_sweep(tmp_path, ablation_file, 20, 5, claimed_not_started, every=0.002)
     assert len(list((results / "runs" / run_id / "manifest").iterdir())) == 1  # the woken worker opened nothing
 

@@ -34,8 +34,8 @@ def step_one_loss(cell, results_dir):
     from harness.train.run import RunSpec, train_run
 
     train = cell.train.replace(steps=1, log_every=1)
-    train_run(RunSpec(cell.model, train, cell.data, results_dir, cell.run_id), prepare(cell.data, cell.model.vocab_size),
-              progress=False)
+    train_run(RunSpec(cell.model, train, cell.data, results_dir, cell.run_id),
+              prepare(cell.data, cell.model.vocab_size), progress=False)
     ((loss,),) = db.connect(results_dir).execute(
         "SELECT value FROM metrics WHERE run_id = ? AND name = 'train_loss' AND step = 1", [cell.run_id]).fetchall()
     return loss
@@ -56,8 +56,8 @@ def test_initial_loss_and_spike_score_of_a_sparsely_logged_sweep(tmp_path, train
     for cell in cells:
         oracle = step_one_loss(cell, tmp_path / f"oracle-{cell.arm}")
         assert initial.loc[cell.run_id, "initial_loss"] == pytest.approx(oracle, rel=1e-6)
-        (first_logged,) = con.execute("SELECT value FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step "
-                                      "LIMIT 1", [cell.run_id]).fetchone()
+        (first_logged,) = con.execute("SELECT value FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY "
+                                      "step LIMIT 1", [cell.run_id]).fetchone()
         assert first_logged != pytest.approx(oracle, rel=1e-3)  # the old rule's ℓ₀ (step 10) is not the loss at init
     table, _ = stability(loaded)
     scores = dict(zip(table["arm"], table["spike_score"]))

@@ -58,7 +58,8 @@ def mount_of(path: str, mounts: list[Mount]) -> Mount | None:
     return best
 
 
-def check_interpreter(python: str, results_dir: Path, mounts: list[Mount] | None = None, given: bool = False) -> str | None:
+def check_interpreter(python: str, results_dir: Path, mounts: list[Mount] | None = None,
+                      given: bool = False) -> str | None:
     """ConfigError when the nodes cannot see `python` (see the module's docstring); a warning line when that
     cannot be told; None when it is fine. A bare command (`python3`) is looked up on the node: not judged here.
     A venv's own directory is what is judged: its base interpreter must exist on the nodes too."""

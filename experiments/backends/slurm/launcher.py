@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from harness.config.base import ConfigError
 from experiments.backends.layout import Layout
 from experiments.backends.slurm.logs import failed_cell_log, record_jobs, recorded_jobs, slurm_dir
 from experiments.backends.slurm.resources import SlurmResources, parse_time  # noqa: F401  parse_time: the API
 from experiments.workers.progress import DEFAULT_STALE_AFTER
+from harness.config.base import ConfigError
 
 # Time-limit requeues allowed per element (preemptions do not count): a sweep longer than --time is meant to
 # run as a chain of short allocations; the chain ends by itself when no cell is left.
@@ -93,12 +93,15 @@ class SlurmLauncher:
 
         with tempfile.TemporaryDirectory() as folder:
             script = Path(folder) / "test.sh"
-            script.write_text(_make_sbatch_string(command="true", folder=folder, map_count=self.elements, **self.parameters()))
+            script.write_text(_make_sbatch_string(command="true", folder=folder, map_count=self.elements,
+                                                  **self.parameters()))
             answer = subprocess.run(["sbatch", "--test-only", str(script)], capture_output=True, text=True, timeout=60)
         if answer.returncode != 0:
             said = [line.strip() for line in (answer.stderr + answer.stdout).splitlines()
-                    if line.strip() and not line.startswith("Try ")]  # not sbatch's "Try sbatch --help" after the reason
-            raise ConfigError(_unreachable(said) or f"sbatch refused the job: {said[-1] if said else 'no reason given'}")
+                    # not sbatch's "Try sbatch --help" after the reason
+                    if line.strip() and not line.startswith("Try ")]
+            raise ConfigError(_unreachable(said)
+                              or f"sbatch refused the job: {said[-1] if said else 'no reason given'}")
 
     def submit(self) -> list[str]:
         """Submit the array; its job ids (`ID_I` per element, or `ID` for one), also recorded for --follow."""
@@ -152,7 +155,8 @@ class SlurmLauncher:
             display.show(render(self.sweep, state, time.monotonic() - started))
             return self._close()
         except KeyboardInterrupt:
-            print(f"\nstopped following; the jobs keep running (cancel: scancel {_array_ids(job_ids)})", file=sys.stderr)
+            print(f"\nstopped following; the jobs keep running (cancel: scancel {_array_ids(job_ids)})",
+                  file=sys.stderr)
             return 130
 
     def _close(self) -> int:
@@ -171,7 +175,8 @@ class SlurmLauncher:
             print(f"sweep {self.sweep}: the report could not be written: {error}", file=sys.stderr)
         state = ProgressReader(self.results_dir, self.sweep, self.retries, self.stale_after).read()  # the truth now
         for cell in state.failed_cells:
-            print(f"  failed: cell {cell.index} {cell.label} ({cell.run_id}); log {failed_cell_log(self.results_dir, cell.run_id)}",
+            print(f"  failed: cell {cell.index} {cell.label} ({cell.run_id}); log "
+                  f"{failed_cell_log(self.results_dir, cell.run_id)}",
                   file=sys.stderr)
         return exit_code(state)
 
@@ -191,7 +196,8 @@ def queued(job_ids: Sequence[str]) -> bool:
 
 def _unreachable(said: Sequence[str]) -> str | None:
     """The error for a controller SLURM's tools cannot reach (not the request's fault), or None."""
-    cause = next((line for line in said if "contact slurm controller" in line.lower() or "connection refused" in line.lower()), None)
+    cause = next((line for line in said
+                  if "contact slurm controller" in line.lower() or "connection refused" in line.lower()), None)
     if cause is None:
         return None
     return (f"SLURM's controller cannot be reached ({cause}); is slurmctld running, and does SLURM_CONF point at "

@@ -4,6 +4,7 @@ of every submission of a sweep (`jobs-<sweep>.txt`), so `harness sweep --follow`
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -11,7 +12,7 @@ SLURM_DIR = "slurm"
 _WORKER_NAME = re.compile(r"^slurm-(\d+(?:_\d+)?)_(\d+)$")  # slurm-JOB[_ELEMENT]_TASK
 
 
-def slurm_dir(results_dir: Path) -> Path:
+def slurm_dir(results_dir: str | os.PathLike) -> Path:
     """Where the backend's submitit files and every task's logs live."""
     return Path(results_dir) / SLURM_DIR
 

@@ -18,7 +18,8 @@ OWN_OPTIONS = {
     "time": "--time", "partition": "--partition", "mem": "--mem", "account": "--account", "qos": "--qos",
     "cpus_per_task": "--cpus-per-worker", "gpus_per_node": "--gpus-per-element and --gpu-type",
     "gpus": "--gpus-per-element and --gpu-type", "gres": "--gpus-per-element and --gpu-type",
-    "gpus_per_task": "--gpus-per-element and --gpu-type", "ntasks_per_node": "--workers-per-device and --devices-per-cell",
+    "gpus_per_task": "--gpus-per-element and --gpu-type",
+    "ntasks_per_node": "--workers-per-device and --devices-per-cell",
     "ntasks": "--workers-per-device and --devices-per-cell", "array": "--workers and --array-parallelism",
     "nodes": None, "job_name": None, "signal": None, "output": None, "error": None, "open_mode": None,
 }

@@ -56,7 +56,8 @@ class SweepTask(submitit.helpers.Checkpointable):
         name = worker_name(env.job_id, env.global_rank)
         gpus = visible_gpus()
         layout = self.layout
-        slot = worker_slots(gpus, None, layout.workers_per_device, layout.devices_per_cell)[env.local_rank] if gpus else "cpu"
+        slot = (worker_slots(gpus, None, layout.workers_per_device, layout.devices_per_cell)[env.local_rank] if gpus
+                else "cpu")
         # Before torch and Lightning are imported: they read these once. RANK=0: each task is an independent
         # run, but Lightning takes its rank-zero-only rank from SLURM_PROCID at import, and on rank 1 its
         # loggers (the results store's writer among them) would drop everything the task trains.

@@ -26,8 +26,8 @@ def test_one_corrupted_run_barely_moves_the_huber_fit():
     y = planted(C) + np.random.default_rng(0).normal(0, 0.002, C.size)
     y[-1] += 0.3  # one run at the largest rung went wrong
     huber = fit_curve(C, y).predict(1e18)
-    (e, log_a, alpha), _ = curve_fit(lambda c, e, log_a, alpha: e + np.exp(log_a) * c ** -alpha, C, y, p0=(1.5, np.log(300), 0.2),
-                                     maxfev=20000)  # ordinary least squares, the contrast
+    (e, log_a, alpha), _ = curve_fit(lambda c, e, log_a, alpha: e + np.exp(log_a) * c ** -alpha, C, y,
+                                     p0=(1.5, np.log(300), 0.2), maxfev=20000)  # ordinary least squares, the contrast
     least_squares = e + np.exp(log_a) * 1e18 ** -alpha
     assert abs(huber - planted(1e18)) < 0.02 < abs(least_squares - planted(1e18))
 

@@ -66,7 +66,8 @@ def test_the_plotly_figure_has_the_same_accuracy_and_picks(result):
 
 def test_plot_pools_sweeps_with_also_and_refuses_it_for_another_figure(store, tmp_path, capsys):
     out = tmp_path / "decisions.svg"
-    argv = ["plot", "decisions", "steady", "--also", "flip1", "--also", "late", "--results", str(store), "--out", str(out)]
+    argv = ["plot", "decisions", "steady", "--also", "flip1", "--also", "late", "--results", str(store), "--out",
+            str(out)]
     assert main(argv) == 0 and out.read_bytes().startswith(b"<?xml")
     assert main(["plot", "lr", "steady", "--also", "flip1", "--results", str(store), "--out", str(out)]) == 2
     assert capsys.readouterr().err.endswith("--also applies to the decisions figure only, not 'lr'.\n")
@@ -77,6 +78,6 @@ def test_a_ladders_report_draws_the_figure_from_every_run(store, tmp_path):
     page = write_report(store, "flip1", tmp_path / "report.html").read_text()
     section = page[page.index('<h2 id="ladder">'):page.index("<h2>Figures</h2>")]
     assert '<div class="plot" id="plot-decisions"></div>' in section
-    found = json.loads(unescape(re.search(r'<script id="decisions-data" type="application/json">(.*?)</script>', section,
-                                          re.S).group(1)))
+    found = json.loads(unescape(re.search(r'<script id="decisions-data" type="application/json">(.*?)</script>',
+                                          section, re.S).group(1)))
     assert found["data"][0]["y"] == [0.0, 1.0]  # flip1 alone: wrong at the first rung, right at the second

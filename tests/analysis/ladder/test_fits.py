@@ -36,14 +36,16 @@ def test_the_expanded_interval_widens_the_percentiles_about_the_median_by_t_over
     widen = scipy_stats.t.ppf(0.975, 4) / scipy_stats.norm.ppf(0.975)
     q_low, median, q_high = np.quantile(samples, [0.025, 0.5, 0.975])
     assert (low[0], high[0]) == pytest.approx((median - (median - q_low) * widen, median + (q_high - median) * widen))
-    assert expanded_interval(np.full((10, 1), np.nan), np.array([4]))[0][0] != expanded_interval(np.ones((10, 1)), 4)[0][0]
+    assert (expanded_interval(np.full((10, 1), np.nan), np.array([4]))[0][0]
+            != expanded_interval(np.ones((10, 1)), 4)[0][0])
 
 
 def test_crossings_agree_with_a_root_finder():
     a, b = simulation.CURVES.values()
     theta = lambda e, big_a, alpha: np.array([np.log(e), np.log(big_a), alpha])  # noqa: E731 (ref 1: A as given)
     found = crossings(theta(*a), 1.0, theta(*b), 1.0, 1e12, 1e18)
-    root = np.exp(brentq(lambda x: synthetic.planted_loss(a, np.exp(x)) - synthetic.planted_loss(b, np.exp(x)), np.log(1e12), np.log(1e18)))
+    root = np.exp(brentq(lambda x: synthetic.planted_loss(a, np.exp(x)) - synthetic.planted_loss(b, np.exp(x)),
+                         np.log(1e12), np.log(1e18)))
     assert found == pytest.approx(root, rel=1e-3)
     assert np.isnan(crossings(theta(*a), 1.0, theta(*b), 1.0, 1e12, 1e15))  # none in that range
 
@@ -60,5 +62,6 @@ def test_a_planted_crossover_is_found_within_its_interval():
 
 def test_intervals_cover_the_planted_truth_in_at_least_90_percent_of_seeded_replays():
     rates = simulation.coverage(replays=20, rungs=5, seeds=4, noise=0.01, replicates=100)
-    assert set(rates) == {f"{q} ({arm})" for q in ("E", "A", "alpha", "predicted") for arm in simulation.CURVES} | {"gap", "crossover"}
+    quantities = {f"{q} ({arm})" for q in ("E", "A", "alpha", "predicted") for arm in simulation.CURVES}
+    assert set(rates) == quantities | {"gap", "crossover"}
     assert min(rates.values()) >= 0.9, rates

@@ -33,7 +33,8 @@ def test_the_points_are_the_planted_losses_at_each_rungs_best_lr(ladder_store):
 
 def test_the_extrapolation_covers_the_planted_loss_gap_and_crossover(ladder_store):
     results, _ = ladder_store
-    ladder = analyse_ladder(load_sweep(results, "lad"), "final_val_loss", "base@" + RUNGS[-1].label, target_flops=1e17, axes=())
+    ladder = analyse_ladder(load_sweep(results, "lad"), "final_val_loss", "base@" + RUNGS[-1].label, target_flops=1e17,
+                            axes=())
     truth = [synthetic.planted_loss(curve, 1e17) for curve in simulation.CURVES.values()]
     base, steeper = ladder.table.to_dict("records")
     assert base["low"] <= truth[0] <= base["high"] and steeper["low"] <= truth[1] <= steeper["high"]
@@ -56,7 +57,8 @@ def test_a_two_rung_ladder_refuses_a_three_parameter_fit(tmp_path):
     synthetic.write_ladder(tmp_path, "two", simulation.CURVES, RUNGS[:2], seeds=2)
     ladder = analyse_ladder(load_sweep(tmp_path, "two"), "final_val_loss", "base")
     assert ladder.fit.curves == [None, None]
-    assert set(ladder.table["note"]) == {"not fitted: 2 rungs for 3 parameters (E, A, α): a curve needs at least 3 rungs"}
+    assert set(ladder.table["note"]) == {"not fitted: 2 rungs for 3 parameters (E, A, α): a curve needs at least 3 "
+                                         "rungs"}
     assert ladder.table[["E", "predicted", "gap", "crossover"]].isna().all().all()
     assert len(ladder.consistency) == 1  # decision consistency needs no fit
 
@@ -65,8 +67,10 @@ def test_a_target_inside_the_ladder_and_a_sweep_that_is_no_ladder_are_refused(la
     results, _ = ladder_store
     sweep = load_sweep(results, "lad")
     top = RUNGS[-1].compute
-    with pytest.raises(AnalysisError, match="^" + re.escape(f"--target-flops 1e+14 is not beyond the largest rung ({top:.3g} FLOPs): "
-                                                              f"extrapolation predicts past the ladder; give a target above {top:.3g}.")):
+    with pytest.raises(AnalysisError,
+                       match="^" + re.escape(f"--target-flops 1e+14 is not beyond the largest rung ({top:.3g} FLOPs): "
+                                                              "extrapolation predicts past the ladder; give a target "
+                                                              f"above {top:.3g}.")):
         analyse_ladder(sweep, "final_val_loss", "base", target_flops=1e14)
     with pytest.raises(AnalysisError, match=r"^--target-params 1000 is not beyond the largest rung"):
         analyse_ladder(sweep, "final_val_loss", "base", target_params=1e3)

@@ -47,7 +47,8 @@ def test_a_sweep_without_probes_says_so_instead_of_a_blank_panel(tmp_path):
     import db
 
     for seed in range(2):
-        with db.RunWriter.open(tmp_path, f"bare-{seed}", sweep="bare", arm="a", seed=seed, config={"lr": 1e-3}) as writer:
+        with db.RunWriter.open(tmp_path, f"bare-{seed}", sweep="bare", arm="a", seed=seed,
+                               config={"lr": 1e-3}) as writer:
             writer.log_metrics(9, {"val_loss": 3.0 + seed, "train_loss": 3.1})
     context = make_context(load_sweep(tmp_path, "bare"), "final_val_loss")
     for name in ("attention", "logits", "spikes", "compute"):
@@ -60,7 +61,8 @@ def test_a_sweep_without_probes_says_so_instead_of_a_blank_panel(tmp_path):
 def test_arm_names_are_plain_text_not_mathtext(tmp_path):
     import synthetic
 
-    synthetic.write_planted(tmp_path, "math", {r"$\notacommand$": (0.0, 0.01, 2), "b": (0.1, 0.01, 2)}, steps=12, spikes=(3,))
+    synthetic.write_planted(tmp_path, "math", {r"$\notacommand$": (0.0, 0.01, 2), "b": (0.1, 0.01, 2)}, steps=12,
+                            spikes=(3,))
     context = make_context(load_sweep(tmp_path, "math"), "final_val_loss")
     for name in ("lr", "spikes", "cost", "compute"):  # each labels arms its own way; curves below, as draw_bands does
         assert FIGURES[name](context).png().startswith(b"\x89PNG")  # a mathtext parse of the name would raise here
