@@ -17,7 +17,7 @@ parent = os.getpid()
 
 def _run(body: str) -> str:
     code = PRELUDE + textwrap.dedent(body)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -99,7 +99,7 @@ def test_leaving_early_does_not_block_on_a_large_answer():
 def test_a_user_error_in_the_child_cuts_the_slow_work_short():
     # `harness compare` on an unknown sweep: the message must not wait for the seconds of scipy's import. The child
     # answers once the block has begun (an answer that comes sooner lets the block run: the test below); work that
-    # is not cut short runs past _run's timeout.
+    # is not cut short ends after its 600 s and says so.
     assert _run("""
         import time
         begun, begin = os.pipe()

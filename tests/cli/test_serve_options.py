@@ -30,7 +30,7 @@ print(server.socket.fileno() == -1, signal.getsignal(signal.SIGTERM) is signal.S
 
 
 def test_a_server_stopped_as_its_banner_is_read_closes_and_restores_the_handlers():
-    done = subprocess.run([sys.executable, "-c", STOPPED_AT_THE_BANNER], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", STOPPED_AT_THE_BANNER], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     banner, closed = done.stdout.splitlines()
     assert banner.startswith("serving http://127.0.0.1:") and closed == "True True"

@@ -42,7 +42,7 @@ def search_file(tmp_path, train_data_cfg):
 
 def _sweep(path, results):
     sweep = start_sweep(path, results, "--workers", "2")
-    _, err = sweep.communicate(timeout=600)
+    _, err = sweep.communicate()
     return sweep.returncode, err
 
 

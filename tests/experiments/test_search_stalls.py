@@ -26,7 +26,7 @@ def test_a_paused_trial_is_taken_over_and_finished_once(tmp_path, search_file): 
     wait_for(trial_past_a_checkpoint, every=0.01)
     run_id, pid = caught[0]
     stall_until_taken_over(results, run_id, pid)
-    _, err = sweep.communicate(timeout=300)
+    _, err = sweep.communicate()
     assert sweep.returncode == 0, err
     assert "starting a new one" not in err
     assert "lost the cell to another worker" in worker_logs(results, "search")

@@ -36,9 +36,9 @@ def cell_ids(path):
     return [c.run_id for c in expand(load_ablation(str(path))[0], overrides={"vocab_size": 512}).cells]
 
 
-def harness_sweep(slurm, path, results, *extra, timeout=180):
+def harness_sweep(slurm, path, results, *extra):
     done = subprocess.run(sweep_command(path, results, "--backend", "slurm", *extra), env=slurm.env,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True)
     return done.returncode, done.stdout, done.stderr
 
 
@@ -70,9 +70,9 @@ def test_preempted_workers_requeue_and_their_cells_resume_from_their_checkpoints
     code, out, err = harness_sweep(slurm, path, results, "--workers", "2", "--workers-per-device", "2")
     assert code == 0, err
     (job,) = out.splitlines()[0].split()
-    wait_for(lambda: all(last_checkpoint(results, r) is not None for r in ids), timeout=120)  # past a checkpoint
+    wait_for(lambda: all(last_checkpoint(results, r) is not None for r in ids))  # past a checkpoint
     slurm.run("scancel", "--signal=USR2", job)  # what SLURM sends before a time limit; submitit's preemption signal
-    wait_for(lambda: all(db.run_state(results, r).result for r in ids) and job not in slurm.queue(), timeout=150)
+    wait_for(lambda: all(db.run_state(results, r).result for r in ids) and job not in slurm.queue())
 
     con = db.connect(results)
     for run_id in ids:
@@ -95,10 +95,10 @@ def test_a_dead_tasks_cell_is_taken_over_by_another_element_from_its_checkpoint(
     ids, results = cell_ids(path), tmp_path / "results"
     code, out, err = harness_sweep(slurm, path, results, "--workers", "2")
     assert code == 0, err
-    wait_for(lambda: last_checkpoint(results, ids[0]) is not None, timeout=120, every=0.05)  # mid-cell
+    wait_for(lambda: last_checkpoint(results, ids[0]) is not None, every=0.05)  # mid-cell
     victim = current_claim(results, ids[0])
     os.kill(victim.pid, signal.SIGKILL)  # the task itself (its worker runs in it): no checkpoint, no release
-    wait_for(lambda: all(db.run_state(results, r).result for r in ids) and not slurm.queue(), timeout=150)
+    wait_for(lambda: all(db.run_state(results, r).result for r in ids) and not slurm.queue())
 
     assert all(finished_segments(results, r) == ["completed"] for r in ids)  # once each
     assert current_claim(results, ids[0]).worker not in ("", victim.worker)  # the other element finished it
@@ -224,12 +224,12 @@ def test_a_task_paused_past_stale_after_loses_its_cell_and_goes_on_with_the_next
     ids, results = cell_ids(path), tmp_path / "results"
     code, out, err = harness_sweep(slurm, path, results, "--workers", "2", *FAST)
     assert code == 0, err
-    wait_for(lambda: last_checkpoint(results, ids[0]) is not None, timeout=120, every=0.02)  # mid-cell
+    wait_for(lambda: last_checkpoint(results, ids[0]) is not None, every=0.02)  # mid-cell
     from experiments.workers.claims import current_claim
 
     victim = current_claim(results, ids[0])
     stall_until_taken_over(results, ids[0], victim.pid)  # the task's own process: its worker runs in it
-    wait_for(lambda: all(db.run_state(results, r).result for r in ids) and not slurm.queue(), timeout=200)
+    wait_for(lambda: all(db.run_state(results, r).result for r in ids) and not slurm.queue())
 
     for run_id in ids:
         assert raw_results(results, run_id) == 1 and db.run_state(results, run_id).result == "completed", run_id
@@ -252,12 +252,12 @@ def test_multi_device_cells_run_on_slurm_and_the_array_closes_the_sweep_by_itsel
               "--backend", "slurm"]
     done = subprocess.run([*launch, "--devices-per-cell", "2", "--cpus-per-worker", "1", "--python", sys.executable,
                            "--setup", "echo setup ran on $(hostname)", "--sbatch", "comment=harness-test"],
-                          env=slurm.env, capture_output=True, text=True, timeout=180)
+                          env=slurm.env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     (job,) = done.stdout.split()
     assert "Comment=harness-test" in slurm.run("scontrol", "show", "job", job).stdout
     closed = results / "sweeps" / "m" / "logs" / "closed.json"
-    wait_for(lambda: closed.exists() and job not in slurm.queue(), timeout=400)
+    wait_for(lambda: closed.exists() and job not in slurm.queue())
 
     for run_id in ids:
         assert finished_segments(results, run_id) == ["completed"] and len(db.run_state(results, run_id).segments) == 1
@@ -269,7 +269,6 @@ def test_multi_device_cells_run_on_slurm_and_the_array_closes_the_sweep_by_itsel
     assert f"report: {len(ids)} of {len(ids)} cells in " in last_page  # the finished page, drawn on the node
 
     before = closed.read_text()
-    follow = subprocess.run([*launch, "--follow", "--no-progress"], env=slurm.env, capture_output=True, text=True,
-                            timeout=180)
+    follow = subprocess.run([*launch, "--follow", "--no-progress"], env=slurm.env, capture_output=True, text=True)
     assert follow.returncode == 0, follow.stderr
     assert "report  " in follow.stdout and closed.read_text() == before  # closed once, by the array

@@ -32,7 +32,7 @@ def test_sigkill_of_the_whole_sweep_then_the_same_command_finishes_each_cell_onc
     assert n_finished(results, ids) < len(ids)
 
     again = start_sweep(path, results, "--workers", "2")
-    _, err = again.communicate(timeout=300)
+    _, err = again.communicate()
     assert again.returncode == 0, err
     for run_id in ids:
         assert finished_segments(results, run_id) == ["completed"], run_id  # once, whatever happened before
@@ -46,7 +46,7 @@ def test_sigkill_of_the_whole_sweep_then_the_same_command_finishes_each_cell_onc
 
     segments = {r: db.run_state(results, r).segments for r in ids}
     third = start_sweep(path, results, "--workers", "2")
-    _, err = third.communicate(timeout=120)
+    _, err = third.communicate()
     assert third.returncode == 0 and "(8 already finished)" in err
     assert {r: db.run_state(results, r).segments for r in ids} == segments  # a finished sweep trains nothing
     assert processes_mentioning(str(results)) == []  # and its workers, started on standby, were ended
@@ -66,7 +66,7 @@ def test_a_killed_workers_cell_is_taken_over_and_resumes_from_its_checkpoint(tmp
 
     wait_for(busy_past_a_checkpoint, every=0.05)
     os.kill(held[0].pid, signal.SIGKILL)  # the worker, mid-cell (the claim was read while it trained this cell)
-    _, err = sweep.communicate(timeout=300)
+    _, err = sweep.communicate()
     assert sweep.returncode == 0, err
     assert "exited with -9; starting a new one" in err
     state = db.run_state(results, ids[0])
@@ -83,7 +83,7 @@ def test_two_sweeps_started_at_once_train_no_cell_twice(tmp_path, ablation_file)
     ids, results = cell_ids(path), tmp_path / "results"
     first, second = start_sweep(path, results), start_sweep(path, results)
     for process in (first, second):
-        _, err = process.communicate(timeout=300)
+        _, err = process.communicate()
         assert process.returncode == 0, err
     for run_id in ids:
         assert len(db.run_state(results, run_id).segments) == 1 and finished_segments(results, run_id) == ["completed"]
@@ -131,7 +131,7 @@ def test_keep_checkpoints_reaches_every_cell_of_a_sweep(tmp_path, ablation_file)
 
     path, results = ablation_file(steps=6, checkpoint_every=2), tmp_path / "results"
     sweep = start_sweep(path, results, "--workers", "2", "--keep-checkpoints", "all", "--no-progress")
-    assert sweep.wait(timeout=300) == 0, sweep.communicate()[1]
+    assert sweep.wait() == 0, sweep.communicate()[1]
     for run_id in cell_ids(path):
         kept = sorted(p.name for p in checkpoint_dir(results, run_id).glob("step*.ckpt"))
         assert kept == ["step0000002-g0.ckpt", "step0000004-g0.ckpt", "step0000006-g0.ckpt"], (run_id, kept)  # claim g0

@@ -73,7 +73,7 @@ def stalled_sweep(tmp_path, ablation_file, steps, checkpoint_every, moment, ever
     run_id, pid = caught[0]
     stall_until_taken_over(results, run_id, pid)
     time.sleep(1.0)  # the woken worker runs on for a moment: it must notice before writing anything
-    _, err = sweep.communicate(timeout=300)
+    _, err = sweep.communicate()
     assert sweep.returncode == 0, err  # the exit code agrees with the store, read below
     check_store(results, ids, steps)
     assert sweeps_row(results) == [4, 4, 0, 0, 0, 0]

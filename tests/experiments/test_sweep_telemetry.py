@@ -47,7 +47,7 @@ def test_initial_loss_and_spike_score_of_a_sparsely_logged_sweep(tmp_path, train
                                      val_tokens=train_data_cfg.val_tokens))
     results = tmp_path / "results"
     sweep = start_sweep(path, results, "--workers", "1")
-    _, err = sweep.communicate(timeout=300)
+    _, err = sweep.communicate()
     assert sweep.returncode == 0, err
     cells = expand(load_ablation(str(path))[0], overrides={"vocab_size": 512}).cells
     loaded = load_sweep(results, "tel")
