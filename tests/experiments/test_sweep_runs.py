@@ -22,6 +22,7 @@ def n_finished(results, run_ids):
     return sum(1 for r in run_ids if db.run_state(results, r).result)
 
 
+@pytest.mark.slow
 def test_sigkill_of_the_whole_sweep_then_the_same_command_finishes_each_cell_once(tmp_path, ablation_file):
     path = ablation_file(seeds=2, lrs=(1e-3, 3e-3), steps=40, checkpoint_every=10)
     ids, results = cell_ids(path), tmp_path / "results"
@@ -52,8 +53,9 @@ def test_sigkill_of_the_whole_sweep_then_the_same_command_finishes_each_cell_onc
     assert processes_mentioning(str(results)) == []  # and its workers, started on standby, were ended
 
 
+@pytest.mark.slow
 def test_a_killed_workers_cell_is_taken_over_and_resumes_from_its_checkpoint(tmp_path, ablation_file):
-    path = ablation_file(steps=200, checkpoint_every=10)
+    path = ablation_file(steps=60, checkpoint_every=10)  # 50 steps left after the first checkpoint to kill it in
     ids, results = cell_ids(path), tmp_path / "results"
     sweep = start_sweep(path, results, "--workers", "1")
     held = []
@@ -75,9 +77,10 @@ def test_a_killed_workers_cell_is_taken_over_and_resumes_from_its_checkpoint(tmp
     (start,) = con.execute("SELECT max(start_step) FROM _manifests WHERE run_id = ?", [ids[0]]).fetchone()
     assert start > 1 and (start - 1) % 10 == 0  # resumed after its last checkpoint (every 10 steps), not from step 0
     steps = [s for (s,) in con.execute("SELECT step FROM metrics WHERE run_id = ? AND name = 'train_loss' ORDER BY step", [ids[0]]).fetchall()]
-    assert steps == list(range(1, 201))
+    assert steps == list(range(1, 61))
 
 
+@pytest.mark.slow
 def test_two_sweeps_started_at_once_train_no_cell_twice(tmp_path, ablation_file):
     path = ablation_file(seeds=2, lrs=(1e-3,), steps=10)
     ids, results = cell_ids(path), tmp_path / "results"
@@ -125,6 +128,7 @@ def test_dry_run_lists_every_cell_and_trains_nothing(tmp_path, ablation_file, ca
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.slow
 def test_keep_checkpoints_reaches_every_cell_of_a_sweep(tmp_path, ablation_file):
     """--keep-checkpoints travels from the command line to each worker (handed over on standby) and its runs."""
     from harness.train.checkpoints import checkpoint_dir
