@@ -19,6 +19,7 @@ def test_the_library_has_every_question_of_the_issue():
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", library_names())
 def test_module_runs_every_arm_for_a_few_steps(name, tmp_path, train_data_cfg):
     ablation, source = load_ablation(name)

@@ -91,6 +91,7 @@ def test_a_sweep_with_no_finished_runs_exits_2(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == "harness compare: error: sweep 'live' has no finished runs yet (0 of 1 cells; partial)."
 
 
+@pytest.mark.slow
 def test_the_command_imports_no_plotting_and_no_torch(results):
     code = (
         "import sys; from cli.main import main; main(['compare', 'qk', '--results', sys.argv[1]]); "
@@ -100,6 +101,7 @@ def test_the_command_imports_no_plotting_and_no_torch(results):
     assert result.stderr.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_the_store_is_read_in_a_child_and_scipy_imported_only_here(results):
     # The latency design of `harness compare` (cli/forked.py): this process never imports DuckDB,
     # and the reader in the child never imports scipy.
@@ -174,6 +176,7 @@ def ladder(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_ladder_json_gives_the_target_each_arms_extrapolation_and_each_rungs_consistency(ladder, capsys):
     assert main(["compare", "lad", "--results", str(ladder), "--ladder", "--target-flops", "1e17", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -185,6 +188,7 @@ def test_ladder_json_gives_the_target_each_arms_extrapolation_and_each_rungs_con
     assert [row["rung"] for row in out["consistency"]] == ["d_model=64,n_layers=2", "d_model=128,n_layers=3", "d_model=256,n_layers=4"]
 
 
+@pytest.mark.slow
 def test_ladder_table_and_csv(ladder, capsys):
     assert main(["compare", "lad", "--results", str(ladder), "--ladder", "--target-params", "1e8", "--baseline", "steeper"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -218,6 +222,7 @@ def test_ladder_on_a_sweep_that_is_no_ladder_is_one_line(results, capsys):
                                                "sizes (d_model and n_layers); declare one with Ablation(ladder=ladder(...)) (docs/sweeps.md).")
 
 
+@pytest.mark.slow
 def test_plain_compare_still_imports_no_fitting_code(ladder):
     code = ("import sys; from cli.main import main; main(['compare', 'lad', '--results', sys.argv[1]]); "
             "print(sorted(m for m in sys.modules if m.startswith('analysis.ladder.') or m == 'pandas'), file=sys.stderr)")

@@ -177,6 +177,7 @@ def test_output_cut_short_by_a_closed_pipe_is_not_an_error(results):
     assert done.stdout == '"range"\n' and done.stderr == ""
 
 
+@pytest.mark.slow
 def test_concurrent_compactions_all_finish_with_exit_0_and_lose_no_row(tmp_path):
     """Four `harness db compact` of one store at once (a sweep closing and a user, say): one compacts, the others
     wait for it and find nothing left; no traceback, exit 0 each, every row once."""

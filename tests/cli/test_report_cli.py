@@ -32,6 +32,7 @@ def test_bad_baseline_is_one_line_and_exit_2(results, capsys):
     assert capsys.readouterr().err.strip() == "harness report: error: baseline 'bse' is not an arm of sweep 'qk'; did you mean 'base'?"
 
 
+@pytest.mark.slow
 def test_serve_answers_on_localhost_until_interrupted(results):
     command = [sys.executable, "-m", "cli.main", "report", "qk", "--results", str(results), "--serve", "--port", "0", "--host", "localhost"]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -48,6 +49,7 @@ def test_serve_answers_on_localhost_until_interrupted(results):
     assert server.returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_a_server_started_with_sigint_ignored_still_stops_on_ctrl_c_and_on_sigterm(results, stop):
     # A script's background job (`harness report S --serve &`) inherits SIGINT ignored from its shell.

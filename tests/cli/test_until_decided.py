@@ -44,6 +44,7 @@ def until_decided(path, results, *extra):
     return subprocess.run(command, capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_seeds_are_added_in_rounds_until_decided_and_a_rerun_trains_nothing(ablation, tmp_path):
     path, results = ablation(), tmp_path / "results"
     done = until_decided(path, results)

@@ -103,6 +103,7 @@ with compaction_lock(sys.argv[1]):
 """
 
 
+@pytest.mark.slow
 def test_a_compaction_waits_for_the_one_running_and_not_for_a_killed_one(results):
     """One compaction at a time: a second waits (told who holds the lock) and merges nothing meanwhile; the lock
     dies with its holder, so a compaction killed midway blocks nobody."""

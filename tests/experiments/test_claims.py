@@ -122,6 +122,7 @@ def test_stale_after_must_span_five_heartbeats():
         check_stale_after(10.0, 0.0)
 
 
+@pytest.mark.slow
 def test_racing_claimants_get_one_claim(tmp_path):
     code = ("import sys; from experiments.workers.claims import try_claim, BeatWatcher; "
             "print(try_claim(sys.argv[1], 'r', worker=sys.argv[2], sweep='s', watcher=BeatWatcher(60.0)) is not None)")

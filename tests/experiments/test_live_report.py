@@ -43,6 +43,7 @@ def rewrites(log: Path) -> list[str]:
     return [line.split(" ", 1)[1] for line in log.read_text().splitlines() if " report: " in line]
 
 
+@pytest.mark.slow
 def test_every_request_is_answered_and_a_finished_page_is_the_last(results, tmp_path):
     log = tmp_path / "report.log"
     live = LiveReport(command(results, "qk"), log)
@@ -59,6 +60,7 @@ def test_every_request_is_answered_and_a_finished_page_is_the_last(results, tmp_
     assert rewrites(log) == written  # nothing on the page could change: it is not drawn again
 
 
+@pytest.mark.slow
 def test_close_draws_a_last_page_after_a_partial_one(results, tmp_path):
     log = tmp_path / "report.log"
     live = LiveReport(command(results, "live"), log)
@@ -69,6 +71,7 @@ def test_close_draws_a_last_page_after_a_partial_one(results, tmp_path):
     assert live.process.returncode == 0 and live.sent == live.answered == 2 and len(rewrites(log)) == 2
 
 
+@pytest.mark.slow
 def test_hold_and_close_do_not_wait_for_a_partial_page_in_flight(results, tmp_path):
     log = tmp_path / "report.log"
     live = LiveReport(command(results, "qk"), log)
@@ -83,6 +86,7 @@ def test_hold_and_close_do_not_wait_for_a_partial_page_in_flight(results, tmp_pa
     assert len(rewrites(log)) == 1 and "4 of 4 cells: finished" in (results / "sweeps" / "qk" / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_a_failed_rewrite_is_reported_and_the_process_keeps_answering(results, tmp_path):
     live = LiveReport(command(results, "kq"), tmp_path / "report.log")
     live.cell_finished()
@@ -100,6 +104,7 @@ def test_a_report_process_that_dies_is_an_error_not_a_crash(tmp_path):
     assert live.error == f"the report process exited with code 3; see {tmp_path / 'report.log'}"
 
 
+@pytest.mark.slow
 def test_ctrl_c_to_the_group_does_not_stop_the_report_process(results, tmp_path):
     live = LiveReport(command(results, "qk"), tmp_path / "report.log")
     live.cell_finished()
@@ -112,6 +117,7 @@ def test_ctrl_c_to_the_group_does_not_stop_the_report_process(results, tmp_path)
     assert live.process.returncode == 0
 
 
+@pytest.mark.slow
 def test_a_sweep_rewrites_its_page_while_it_runs_and_ends_with_a_finished_one(tmp_path, ablation_file):
     path = ablation_file(seeds=2, steps=20)
     results, log = tmp_path / "results", tmp_path / "results" / "sweeps" / "t" / "logs" / "report.log"

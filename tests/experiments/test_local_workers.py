@@ -5,6 +5,8 @@ standby died gets a new worker, and what the dead one printed reaches the log.""
 import subprocess
 import sys
 
+import pytest
+
 from experiments.backends.local_workers import WORKER, LocalWorkers, StandbyWorkers
 
 
@@ -13,6 +15,7 @@ class Refused(LocalWorkers):
         return [*super().arguments(i), "--no-such-option"]  # argparse refuses it before any import
 
 
+@pytest.mark.slow
 def test_a_standby_worker_whose_input_ends_exits_having_touched_nothing(tmp_path):
     done = subprocess.run([*WORKER, "--standby"], input="", capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout == done.stderr == ""

@@ -3,12 +3,14 @@ reported to the real Optuna trial."""
 
 import db
 import optuna
+import pytest
 
 from experiments.search.pruning import PruneOnValidation
 from harness.config import TrainConfig
 from harness.presets import from_name
 
 
+@pytest.mark.slow
 def test_a_pruned_trial_stops_early_and_is_stored_as_pruned(tmp_path, train_data_cfg):
     from harness.data import prepare
     from harness.train.run import RunSpec, train_run

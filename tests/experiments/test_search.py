@@ -59,6 +59,7 @@ def step_one_loss(path, results_dir, params):
     return loss
 
 
+@pytest.mark.slow
 def test_two_workers_share_a_study_without_duplicates_and_a_diverged_trial_is_valued_at_its_initial_loss(tmp_path, search_file):
     # log_every=5: the first logged loss is the diverged step's, not the loss at initialization.
     path, results = search_file(trials=4, log_every=5), tmp_path / "results"
@@ -85,6 +86,7 @@ def test_two_workers_share_a_study_without_duplicates_and_a_diverged_trial_is_va
     assert con.execute("SELECT trial, final_val_loss FROM best_trials").fetchone() == (best.number, pytest.approx(best.value))
 
 
+@pytest.mark.slow
 def test_a_sigkilled_trial_is_failed_by_its_heartbeat_and_retried_from_its_checkpoint(tmp_path, search_file):
     path, results = search_file(trials=2, steps=150), tmp_path / "results"
     sweep = start_sweep(path, results, "--workers", "1", "--stale-after", "6", "--heartbeat-every", "1", "--set", "vocab_size=512")

@@ -42,6 +42,7 @@ def harness_sweep(slurm, path, results, *extra):
     return done.returncode, done.stdout, done.stderr
 
 
+@pytest.mark.slow  # a real SLURM (the module's fixture)
 def test_a_sweep_on_slurm_trains_every_cell_exactly_once(slurm, tmp_path, ablation_file):
     path = ablation_file(seeds=2, steps=6)
     ids, results = cell_ids(path), tmp_path / "results"
@@ -63,6 +64,7 @@ def test_a_sweep_on_slurm_trains_every_cell_exactly_once(slurm, tmp_path, ablati
     assert code == 0 and "every cell is finished; nothing submitted" in err and out == ""
 
 
+@pytest.mark.slow
 def test_preempted_workers_requeue_and_their_cells_resume_from_their_checkpoints(slurm, tmp_path, ablation_file):
     # one array element running two workers (SLURM tasks), as K workers share a GPU; both are mid-cell
     path = ablation_file(name="p", steps=200, checkpoint_every=20)
@@ -88,6 +90,7 @@ def test_preempted_workers_requeue_and_their_cells_resume_from_their_checkpoints
     assert first.count("Starting with JobEnvironment") == second.count("Starting with JobEnvironment") == 2
 
 
+@pytest.mark.slow
 def test_a_dead_tasks_cell_is_taken_over_by_another_element_from_its_checkpoint(slurm, tmp_path, ablation_file):
     from experiments.workers.claims import current_claim
 
@@ -110,6 +113,7 @@ def test_a_dead_tasks_cell_is_taken_over_by_another_element_from_its_checkpoint(
     assert steps == list(range(1, 61))
 
 
+@pytest.mark.slow
 def test_status_shows_the_slurm_log_of_a_failed_cell(slurm, tmp_path, ablation_file, capsys):
     path = ablation_file(name="f")
     results = tmp_path / "results"
@@ -128,6 +132,7 @@ def test_status_shows_the_slurm_log_of_a_failed_cell(slurm, tmp_path, ablation_f
     assert "no CUDA device is visible" in log.read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra, message", [
     (["--backend", "slurm", "--partition", "gpu-nope"],
      "--partition gpu-nope: SLURM says 'Partition gpu-nope not found'; partitions here: debug."),
@@ -164,6 +169,7 @@ def test_without_sbatch_the_slurm_backend_is_refused_before_anything_is_written(
     assert not (results / "sweeps").exists()
 
 
+@pytest.mark.slow
 def test_a_request_sbatch_refuses_is_one_line_and_exit_2_and_leaves_the_store_as_it_was(slurm, tmp_path, ablation_file,
                                                                                        capsys, monkeypatch):
     """A refused submission under a sweep name that has a plan (which --replace would replace) changes no file
@@ -208,6 +214,7 @@ def test_placement_follows_the_visible_gpus_like_the_local_backend(monkeypatch):
     assert parse_devices("auto") == ["cpu"]
 
 
+@pytest.mark.slow
 def test_an_element_runs_k_workers_per_gpu_as_slurm_tasks(slurm, tmp_path):
     launcher = SlurmLauncher(tmp_path, "s", layout=Layout(workers=24, workers_per_device=4),
                              resources=SlurmResources(gpus_per_element=2, mem="32G", time="4:00:00"))
@@ -217,6 +224,7 @@ def test_an_element_runs_k_workers_per_gpu_as_slurm_tasks(slurm, tmp_path):
     assert launcher.elements == 3 and SlurmLauncher(tmp_path, "s").workers_per_element == 1
 
 
+@pytest.mark.slow
 def test_a_task_paused_past_stale_after_loses_its_cell_and_goes_on_with_the_next(slurm, tmp_path, ablation_file):
     from .stalls import FAST, assert_final_checkpoint_stands, raw_results, stall_until_taken_over
     
@@ -240,6 +248,7 @@ def test_a_task_paused_past_stale_after_loses_its_cell_and_goes_on_with_the_next
     assert "Traceback" not in log[lost_at:]
 
 
+@pytest.mark.slow
 def test_multi_device_cells_run_on_slurm_and_the_array_closes_the_sweep_by_itself(slurm, tmp_path, ablation_file):
     """One element running one worker of two processes (--devices-per-cell 2, gloo on the node's CPUs), prepared by a
     --setup line, with an sbatch option passed through and the interpreter named; no --wait: the array itself keeps

@@ -5,6 +5,8 @@ the same cell trained on one process (the oracle) to 1e-5."""
 
 import signal
 
+import pytest
+
 import db
 
 from experiments.workers.claims import current_claim
@@ -20,6 +22,7 @@ def losses(results, run_id):
                                        "ORDER BY step", [run_id]).fetchall()
 
 
+@pytest.mark.slow
 def test_two_device_cells_stop_together_resume_and_match_one_device(tmp_path, ablation_file):
     from experiments import expand
     from experiments.declare.load import load_ablation

@@ -15,6 +15,7 @@ from .conftest import finished_segments, start_sweep, wait_for
 from .test_sweep_runs import cell_ids
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, to_group", [(signal.SIGINT, True), (signal.SIGTERM, False)])
 def test_a_stopped_sweep_checkpoints_its_cells_and_resumes(tmp_path, ablation_file, sig, to_group):
     path = ablation_file(steps=300, checkpoint_every=1000)
@@ -45,6 +46,7 @@ def test_a_stopped_sweep_checkpoints_its_cells_and_resumes(tmp_path, ablation_fi
         assert steps == list(range(1, 301))
 
 
+@pytest.mark.slow
 def test_a_cell_that_raises_is_retried_then_stored_failed_with_its_traceback(tmp_path, ablation_file):
     path = ablation_file()
     results = tmp_path / "results"

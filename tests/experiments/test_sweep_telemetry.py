@@ -41,6 +41,7 @@ def step_one_loss(cell, results_dir):
     return loss
 
 
+@pytest.mark.slow
 def test_initial_loss_and_spike_score_of_a_sparsely_logged_sweep(tmp_path, train_data_cfg):
     path = tmp_path / "tel.py"
     path.write_text(TELEMETRY.format(steps=STEPS, source=train_data_cfg.source, cache_dir=train_data_cfg.cache_dir,

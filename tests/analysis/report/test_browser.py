@@ -76,6 +76,7 @@ def move(session, x: float, y: float, click: bool = False) -> None:
     builder.perform()
 
 
+@pytest.mark.slow
 def test_the_page_opens_without_console_errors_and_draws_every_figure(fresh):
     drawn = fresh.execute_script(
         "return Array.prototype.map.call(document.querySelectorAll('.plot:not(#plot-run)'), function (p) {"
@@ -140,6 +141,7 @@ def test_the_tables_sort_on_a_header_click(fresh):
     assert first == "QK-norm (RMS)"  # the lowest mean sorts first
 
 
+@pytest.mark.slow
 def test_at_1280_px_the_answer_and_the_compact_table_need_no_horizontal_scroll(fresh, tmp_path):
     fresh.set_window_size(1280, 1000)
     fresh.get(fresh.current_url)

@@ -23,6 +23,7 @@ ARMS = {
 }  # not moe_capacity_factor: capacity is per forward pass, so a one-token step drops differently
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arm", sorted(ARMS))
 def test_cached_decoding_matches_full_forward(arm):
     torch.manual_seed(0)

@@ -217,12 +217,14 @@ def test_every_field_is_classified():
     assert classified == set(ModelConfig.field_names())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("check", CHECKS, ids=lambda check: check.__name__)
 @pytest.mark.parametrize("overrides", cases(), ids=_case_id)
 def test_every_switch_value(overrides, check):
     check(ModelConfig(**{**BASE, **overrides}))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("check", MUP_CHECKS, ids=lambda check: check.__name__)
 @pytest.mark.parametrize("overrides", cases(), ids=_case_id)
 def test_every_switch_value_under_mup(overrides, check):
@@ -243,6 +245,7 @@ def _random_config(rng: random.Random) -> ModelConfig:
             continue  # e.g. nope_every without RoPE: draw again
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("check", CHECKS, ids=lambda check: check.__name__)
 @pytest.mark.parametrize("seed", range(20))
 def test_random_combination(seed, check):
@@ -280,6 +283,7 @@ def _run_checks_on(value: str) -> int:
     return len(picked)
 
 
+@pytest.mark.slow
 def test_a_norm_with_its_own_init_registered_in_a_test_passes_the_registry_checks():
     with registry.registered(registry.NORMS, THROWAWAY, registry.Component(dyt, DynamicTanh, init=DYT_INIT)):
         assert ModelConfig(norm=THROWAWAY).norm == THROWAWAY  # valid once registered
