@@ -44,7 +44,6 @@ class Forked:
         sys.stdout.flush()
         sys.stderr.flush()  # else the child's exit path could write our buffered output a second time
         self._previous_handler = signal.signal(signal.SIGUSR1, self._on_answer)
-        self._in_block = True
         self.read, write = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:
@@ -52,10 +51,16 @@ class Forked:
             signal.signal(signal.SIGUSR1, signal.SIG_DFL)
             self._answer(write)
         os.close(write)
+        # Last, with no call after it (Python runs a signal's handler only as a call returns, a loop jumps back or a function begins): an
+        # answer that comes sooner must not raise here, where _Answered would escape the `with` that never began.
+        # The block then runs to its end and result() raises the answer.
+        self._in_block = True
         return self
 
     def _on_answer(self, signum, frame) -> None:
-        if self._in_block:  # else result() is reading the answer already
+        # Only in the block (after it, result() reads the answer), and not as __exit__ begins: raised there,
+        # _Answered would escape the `with` statement instead of ending its block.
+        if self._in_block and frame is not None and frame.f_code is not Forked.__exit__.__code__:
             self._in_block, self._answered = False, True
             raise _Answered
 

@@ -27,8 +27,8 @@ def serve_until_interrupted(server, path: str = "") -> None:
     left on a login node is ended with `kill`."""
     host, port = server.server_address[:2]
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    print(f"serving http://{host}:{port}/{path} (Ctrl-C to stop)", flush=True)
-    try:
+    try:  # the banner too: whoever reads it may stop the server at once
+        print(f"serving http://{host}:{port}/{path} (Ctrl-C to stop)", flush=True)
         server.serve_forever()
     except KeyboardInterrupt:
         pass

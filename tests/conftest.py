@@ -1,8 +1,10 @@
 """Fixtures shared by every test package: a small real corpus (the Python language reference), prepared once
-per session, and a tiny model/run setup that trains in seconds (tests/harness/train, tests/cli)."""
+per session, and a tiny model/run setup that trains in seconds (tests/harness/train, tests/cli); one torch thread in
+each pytest-xdist worker."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pydoc_data.topics
@@ -10,6 +12,15 @@ import pytest
 
 from harness.config import DataConfig, ModelConfig, TrainConfig
 from harness.presets import from_name
+
+
+def pytest_configure(config) -> None:
+    # The workers of `-n 2` (pyproject.toml) share the machine's cores: torch's default, a thread per core in each,
+    # would oversubscribe them. Sweeps set their own workers' threads.
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        import torch
+
+        torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[1]
 PACKAGES = ("errors", "db", "harness", "analysis", "experiments", "ablations", "cli")
 # package → the project packages it may import (besides itself). cli, the top face, is imported by nobody.
@@ -55,6 +57,7 @@ def modules_of(package: str) -> list[str]:
     return [".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__") for p in paths]
 
 
+@pytest.mark.slow
 def test_the_torch_free_packages_load_no_torch_lightning_or_command_line():
     modules = [m for package in TORCH_FREE for m in modules_of(package)]
     probe = (f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"

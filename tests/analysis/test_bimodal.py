@@ -15,6 +15,7 @@ def quiet_table(rng):
     return {(f"quiet{i}", 0.01): list(rng.normal(3.0, 0.004, 4)) for i in range(5)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sd, seeds, most", [(0.04, 3, 0.002), (0.08, 3, 0.05), (0.08, 6, 0.01), (0.02, 20, 0.0)])
 def test_gaussian_seeds_are_rarely_flagged_even_in_a_noisy_arm_among_quiet_ones(sd, seeds, most):
     rng = np.random.default_rng(int(sd * 1000) + seeds)

@@ -29,6 +29,7 @@ def test_the_oracle_shows_the_selection_bias_and_its_removal(sim):
     assert 0.015 < confirmed < 0.035  # fresh seeds: the nominal 2.5% of a two-sided test at 0.05
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("confirmed", [False, True])
 def test_compare_tests_exactly_the_oracles_pairs(sim, confirmed):
     """On each of 800 simulated sweeps, the p-value `harness compare` computes from every row it reads (trials

@@ -56,6 +56,7 @@ def brute_force_interval(diffs):
     return ends
 
 
+@pytest.mark.slow
 def test_the_interval_is_where_the_oracle_crosses_one_over_alpha_intersected_over_seeds():
     diffs = np.random.default_rng(7).normal(-0.03, 0.02, 10)
     low, high = confidence_sequence(diffs)

@@ -6,6 +6,7 @@ import builtins
 import subprocess
 import sys
 
+import pytest
 import torch
 
 import db
@@ -41,6 +42,7 @@ def test_sample_and_resume_refuse_a_checkpoint_that_would_run_code(tmp_path, cap
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_sample_imports_no_lightning(tmp_path, train_data):
     """A checkpoint written as Lightning writes one (model under `model.`, configs beside it), sampled in a
     fresh process."""

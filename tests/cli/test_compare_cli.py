@@ -98,6 +98,7 @@ def test_a_sweep_with_no_finished_runs_exits_2(tmp_path, capsys):
                                                "cells; partial).")
 
 
+@pytest.mark.slow
 def test_the_command_imports_no_plotting_and_no_torch(results):
     code = (
         "import sys; from cli.main import main; main(['compare', 'qk', '--results', sys.argv[1]]); "
@@ -107,6 +108,7 @@ def test_the_command_imports_no_plotting_and_no_torch(results):
     assert result.stderr.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_the_store_is_read_in_a_child_and_scipy_imported_only_here(results):
     # The latency design of `harness compare` (cli/forked.py): this process never imports DuckDB,
     # and the reader in the child never imports scipy.
@@ -188,6 +190,7 @@ def ladder(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_ladder_json_gives_the_target_each_arms_extrapolation_and_each_rungs_consistency(ladder, capsys):
     assert main(["compare", "lad", "--results", str(ladder), "--ladder", "--target-flops", "1e17", "--format",
                  "json"]) == 0
@@ -201,6 +204,7 @@ def test_ladder_json_gives_the_target_each_arms_extrapolation_and_each_rungs_con
                                                            "d_model=256,n_layers=4"]
 
 
+@pytest.mark.slow
 def test_ladder_table_and_csv(ladder, capsys):
     assert main(["compare", "lad", "--results", str(ladder), "--ladder", "--target-params", "1e8", "--baseline",
                  "steeper"]) == 0
@@ -238,6 +242,7 @@ def test_ladder_on_a_sweep_that_is_no_ladder_is_one_line(results, capsys):
                                                "Ablation(ladder=ladder(...)) (docs/sweeps.md).")
 
 
+@pytest.mark.slow
 def test_plain_compare_still_imports_no_fitting_code(ladder):
     code = ("import sys; from cli.main import main; main(['compare', 'lad', '--results', sys.argv[1]]); "
             "print(sorted(m for m in sys.modules if m.startswith('analysis.ladder.') or m == 'pandas'), "

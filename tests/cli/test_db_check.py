@@ -24,7 +24,7 @@ ablation = Ablation(
 
 
 def harness(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True, text=True, timeout=600)
+    return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True, text=True)
 
 
 @pytest.mark.slow

@@ -51,6 +51,7 @@ def test_out_under_a_file_is_one_line_and_exit_2_before_the_store_is_read(tmp_pa
                                                f"{str(tmp_path / 'figures')!r} is a file, not a folder.")
 
 
+@pytest.mark.slow
 def test_the_ladder_figure_of_a_ladder_and_its_target(tmp_path, capsys):
     import ladder_simulation
     import ladder_synthetic

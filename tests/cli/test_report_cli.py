@@ -2,7 +2,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -33,6 +32,7 @@ def test_bad_baseline_is_one_line_and_exit_2(results, capsys):
     assert capsys.readouterr().err.strip() == "harness report: error: baseline 'bse' is not an arm of sweep 'qk'; did you mean 'base'?"
 
 
+@pytest.mark.slow
 def test_serve_answers_on_localhost_until_interrupted(results):
     command = [sys.executable, "-m", "cli.main", "report", "qk", "--results", str(results), "--serve", "--port", "0", "--host", "localhost"]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -41,16 +41,15 @@ def test_serve_answers_on_localhost_until_interrupted(results):
         banner = server.stdout.readline().strip()
         assert path.endswith("sweeps/qk/report.html") and banner.startswith("serving http://127.0.0.1:")  # localhost's address
         url = banner.split()[1]
-        with urllib.request.urlopen(url, timeout=10) as response:
+        with urllib.request.urlopen(url) as response:
             assert response.read() == Path(path).read_bytes()
     finally:
         server.send_signal(2)  # Ctrl-C
-        deadline = time.monotonic() + 10
-        while server.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
+        server.wait()
     assert server.returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_a_server_started_with_sigint_ignored_still_stops_on_ctrl_c_and_on_sigterm(results, stop):
     # A script's background job (`harness report S --serve &`) inherits SIGINT ignored from its shell.
@@ -62,7 +61,7 @@ def test_a_server_started_with_sigint_ignored_still_stops_on_ctrl_c_and_on_sigte
         assert server.stdout.readline().startswith("serving http://127.0.0.1:")
     finally:
         server.send_signal(stop)
-        server.wait(timeout=30)
+        server.wait()
     assert server.returncode == 0
 
 
@@ -81,7 +80,7 @@ def test_a_port_in_use_is_one_line_and_exit_2_before_anything_is_written(results
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run([sys.executable, "-m", "cli.main", "report", "qk", "--results", str(results), "--out", str(out),
-                               "--serve", "--port", str(port)], capture_output=True, text=True, timeout=120)
+                               "--serve", "--port", str(port)], capture_output=True, text=True)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == f"harness report: error: --port {port} is in use on 127.0.0.1: pick another, or --port 0 for a free one.\n"
     assert not out.exists()

@@ -75,6 +75,7 @@ def test_a_metric_suggestion_is_a_metric_not_a_config_switch(tmp_path, capsys):
     assert "final_val_loss" in listed and "adam_beta1" not in listed and "batch_size" not in listed
 
 
+@pytest.mark.slow
 def test_a_run_labelled_with_a_planned_sweep_is_warned_that_it_is_not_one_of_its_cells(tmp_path, train_data_cfg):
     results = tmp_path / "results"
     db.write_sweep(results, "planned", {"question": "q?", "baseline": "base"}, [])
@@ -87,6 +88,7 @@ def test_a_run_labelled_with_a_planned_sweep_is_warned_that_it_is_not_one_of_its
     assert "warning: sweep 'planned' has a plan (from `harness sweep`); this run is not one of its cells" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_warmup_that_never_reaches_the_peak_is_one_warning_line(tmp_path, train_data_cfg):
     from experiments import expand
 
@@ -124,6 +126,7 @@ def store(tmp_path):
     return results
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [
     ["sweep", "qk_stability", "--workers", "1", "--results", "/proc/x/results"],
     ["run", "--preset", "tiny", "--steps", "1", "--results", "/proc/x/results"],
@@ -137,6 +140,7 @@ def test_an_output_path_nobody_can_create_is_one_line(store, command):
     assert done.stderr.endswith("cannot be written: no file can be created in '/proc' (No such file or directory).\n")
 
 
+@pytest.mark.slow
 def test_a_read_only_folder_is_one_line_for_every_command_that_writes(store, tmp_path):
     locked = tmp_path / "locked"
     locked.mkdir()

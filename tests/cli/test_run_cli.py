@@ -79,6 +79,7 @@ def test_unknown_field_lists_the_valid_ones(tiny_args, capsys):
     assert "ModelConfig: vocab_size" in err and "TrainConfig: steps" in err and "DataConfig: source" in err
 
 
+@pytest.mark.slow
 def test_run_then_rerun_resume_and_sample(tiny_args, tmp_path, capsys):
     assert main(tiny_args) == 0
     out = capsys.readouterr().out
@@ -99,6 +100,7 @@ def test_run_then_rerun_resume_and_sample(tiny_args, tmp_path, capsys):
     assert first == second  # same seed, same continuation
 
 
+@pytest.mark.slow
 def test_a_vocab_larger_than_the_corpus_supports_is_warned_and_the_real_size_stored(tiny_args, tmp_path,
                                                                                     train_data_cfg, capsys):
     import db
@@ -116,6 +118,7 @@ def test_a_vocab_larger_than_the_corpus_supports_is_warned_and_the_real_size_sto
     assert capsys.readouterr().err == ""  # a tokenizer of the full size says nothing
 
 
+@pytest.mark.slow
 def test_diverged_run_exits_0_with_its_step(tiny_args, capsys):
     code = main([*tiny_args, "--steps", "30", "--set", "lr=50", "--set", "grad_clip=none", "--set", "warmup_steps=0"])
     assert code == 0
@@ -137,6 +140,7 @@ def test_bad_data_fails_before_torch_is_imported(tmp_path):
     assert "data path does not exist" in result.stderr
 
 
+@pytest.mark.slow
 def test_config_file_with_overrides(tmp_path, train_data_cfg, capsys):
     config = tmp_path / "arm.py"
     config.write_text(
@@ -199,6 +203,7 @@ def test_sample_refuses_a_run_id_that_is_a_path(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("harness sample: error: RUN_ID:")
 
 
+@pytest.mark.slow
 def test_resume_refuses_other_configs_than_the_checkpoint(tiny_args, capsys, monkeypatch):
     from harness.train.divergence import DivergenceMonitor
 
@@ -221,6 +226,7 @@ def test_resume_refuses_other_configs_than_the_checkpoint(tiny_args, capsys, mon
     assert "run arm: completed" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_sample_refuses_a_run_whose_weights_are_nan(tiny_args, tmp_path, capsys):
     assert main([*tiny_args, "--run-id", "nan", "--set", "lr=1e6", "--set", "warmup_steps=0"]) == 0
     assert "nan: diverged at step" in capsys.readouterr().out

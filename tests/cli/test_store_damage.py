@@ -157,7 +157,7 @@ def _dashboard_index(results: Path) -> tuple[int, str, str]:
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{server.server_address[1]}/", timeout=60) as reply:
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.server_address[1]}/") as reply:
             return (0 if reply.status == 200 else reply.status), reply.read().decode(), ""
     finally:
         server.shutdown()

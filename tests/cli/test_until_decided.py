@@ -43,9 +43,10 @@ def until_decided(path, results, *extra):
     command = [sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results), "--set",
                "vocab_size=512", "--no-report", "--no-progress", "--until-decided", "--seed-batch", "2", "--max-seeds",
                "10", *extra]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+    return subprocess.run(command, capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_seeds_are_added_in_rounds_until_decided_and_a_rerun_trains_nothing(ablation, tmp_path):
     path, results = ablation(), tmp_path / "results"
     done = until_decided(path, results)
@@ -77,14 +78,13 @@ def test_seeds_are_added_in_rounds_until_decided_and_a_rerun_trains_nothing(abla
     assert [r["round"] for r in seeding["rounds"]] == list(range(2, rounds + 1))
     assert [r["seeds"] for r in seeding["rounds"]] == [4 + 2 * (r - 1) for r in range(2, rounds + 1)]
     declared = subprocess.run([sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results), "--set",
-                               "vocab_size=512", "--no-report", "--no-progress"],
-                              capture_output=True, text=True, timeout=600)
+                               "vocab_size=512", "--no-report", "--no-progress"], capture_output=True, text=True)
     assert declared.returncode == 0, declared.stderr
     assert ("keeps the seeds --until-decided added" in declared.stderr
             and "8 cells (8 already finished)" in declared.stderr)
     history = subprocess.run([sys.executable, "-m", "cli.main", "sweeps", "warmup", "--history", "--results",
                               str(results)],
-                             capture_output=True, text=True, timeout=60)
+                             capture_output=True, text=True)
     assert (f"until-decided round {rounds}" in history.stdout
             and f"seeds up to {seeds[-1] + 1} per arm and LR" in history.stdout)
 

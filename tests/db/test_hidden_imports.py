@@ -7,9 +7,12 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 
+import pytest
+
 import db
 
 
+@pytest.mark.slow
 def test_a_store_written_after_arrow_without_pandas_is_complete_and_pandas_still_imports_on_request(tmp_path):
     results = tmp_path / "results"
     code = (

@@ -5,9 +5,12 @@ store and writing its index. Checked in a fresh interpreter, on a store written 
 import subprocess
 import sys
 
+import pytest
+
 import db
 
 
+@pytest.mark.slow
 def test_the_plan_and_the_closing_compaction_import_no_pandas(tmp_path):
     results = tmp_path / "results"
     with db.RunWriter.open(results, "r", flush_rows=3) as writer:  # several shards: compaction has work

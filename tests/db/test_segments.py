@@ -197,6 +197,7 @@ def _play(results, writers, events):
     return refused, seen
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(WRITER, min_size=1, max_size=5))
 def test_the_views_and_run_state_count_the_same_segments(tmp_path_factory, writers):

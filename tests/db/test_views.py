@@ -1,6 +1,8 @@
 import subprocess
 import sys
 
+import pytest
+
 import db
 from db.views import RUNS_LEADING, RUNS_TRAILING
 
@@ -37,6 +39,7 @@ def test_views_exist_with_their_columns_before_any_row_is_logged(results):
     assert con.execute("SELECT status, last_step FROM runs").fetchone() == ("running", None)
 
 
+@pytest.mark.slow
 def test_unclosed_run_whose_local_writer_died_shows_as_crashed(results):
     script = f"import db; w = db.RunWriter.open({str(results)!r}, 'dead'); w.log_metrics(0, {{'loss': 1.0}}); w.flush()"
     subprocess.run([sys.executable, "-c", script], check=True)

@@ -53,10 +53,10 @@ def start_sweep(ablation: Path, results: Path, *extra: str) -> subprocess.Popen:
                             text=True, start_new_session=True)
 
 
-def wait_for(condition, timeout: float = 120.0, every: float = 0.1) -> None:
-    deadline = time.monotonic() + timeout
+def wait_for(condition, every: float = 0.1) -> None:
+    """Poll until `condition()` holds. No deadline here: how long the work takes depends on the machine's load; a
+    hang ends at the test's timeout (pytest-timeout, pyproject.toml)."""
     while not condition():
-        assert time.monotonic() < deadline, "timed out"
         time.sleep(every)
 
 

@@ -63,7 +63,7 @@ def stall_until_taken_over(results: Path, run_id: str, pid: int) -> None:
 
     pause(pid)
     try:
-        wait_for(lambda: db.run_state(results, run_id).result is not None, timeout=240, every=0.1)
+        wait_for(lambda: db.run_state(results, run_id).result is not None, every=0.1)
     finally:
         resume(pid)
 

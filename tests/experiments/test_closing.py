@@ -7,6 +7,8 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 import db
 from experiments.backends.local import LocalSweep
 from experiments.backends.local_workers import LocalWorkers
@@ -57,6 +59,7 @@ def test_a_finished_sweep_is_closed_once(tmp_path, ablation_file, capsys):
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_a_launcher_waits_while_another_closes_then_exits_0(tmp_path, ablation_file, capsys):
     results = tmp_path / "results"
     cells = finished_sweep(results, ablation_file)
@@ -72,6 +75,7 @@ def test_a_launcher_waits_while_another_closes_then_exits_0(tmp_path, ablation_f
             and json.loads((results / "sweeps/t/logs/closed.json").read_text())["by"] != "other")
 
 
+@pytest.mark.slow
 def test_a_closing_killed_midway_is_finished_by_the_next_launch(tmp_path, ablation_file):
     results = tmp_path / "results"
     cells = finished_sweep(results, ablation_file)

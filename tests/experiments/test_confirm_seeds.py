@@ -42,7 +42,7 @@ def search_file(tmp_path, train_data_cfg):
 
 def _sweep(path, results):
     sweep = start_sweep(path, results, "--workers", "2")
-    _, err = sweep.communicate(timeout=600)
+    _, err = sweep.communicate()
     return sweep.returncode, err
 
 
@@ -58,6 +58,7 @@ def _confirmations(results):
         "WHERE sweep = 'confirm' AND confirms IS NOT NULL ORDER BY arm, seed").fetchall()
 
 
+@pytest.mark.slow
 def test_each_arms_chosen_configuration_is_trained_once_on_fresh_seeds_and_compared_on_them(tmp_path, search_file,
                                                                                             capsys):
     path, results = search_file(confirm=2), tmp_path / "results"
@@ -94,6 +95,7 @@ def test_each_arms_chosen_configuration_is_trained_once_on_fresh_seeds_and_compa
     assert compared["qk_norm=rmsnorm"]["mean"] == pytest.approx(sum(confirmed) / 2)
 
 
+@pytest.mark.slow
 def test_adding_confirm_seeds_to_a_finished_search_trains_only_the_confirmations(tmp_path, search_file):
     """A search whose confirmations are missing (here: asked for after it finished; likewise a crash before
     they were recorded) is resumed by the same command: the trials are kept, the confirmations trained."""

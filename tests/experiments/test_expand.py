@@ -120,6 +120,7 @@ def test_ablation_arguments_are_checked_at_construction():
             make(**kwargs)
 
 
+@pytest.mark.slow
 def test_ten_thousand_cells_expand_without_torch(tmp_path):
     import subprocess
     import sys

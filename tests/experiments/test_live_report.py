@@ -9,9 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import db
 import pytest
 
+from experiments import expand
+from experiments.declare.load import load_ablation
+from experiments.workers.claims import current_claim
 from experiments.workers.live_report import LiveReport
+
+from .conftest import wait_for
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))  # the synthetic-store writer of the analysis tests
 import synthetic  # noqa: E402
@@ -37,6 +43,7 @@ def rewrites(log: Path) -> list[str]:
     return [line.split(" ", 1)[1] for line in log.read_text().splitlines() if " report: " in line]
 
 
+@pytest.mark.slow
 def test_every_request_is_answered_and_a_finished_page_is_the_last(results, tmp_path):
     log = tmp_path / "report.log"
     live = LiveReport(command(results, "qk"), log)
@@ -53,6 +60,7 @@ def test_every_request_is_answered_and_a_finished_page_is_the_last(results, tmp_
     assert rewrites(log) == written  # nothing on the page could change: it is not drawn again
 
 
+@pytest.mark.slow
 def test_close_draws_a_last_page_after_a_partial_one(results, tmp_path):
     log = tmp_path / "report.log"
     live = LiveReport(command(results, "live"), log)
@@ -63,6 +71,7 @@ def test_close_draws_a_last_page_after_a_partial_one(results, tmp_path):
     assert live.process.returncode == 0 and live.sent == live.answered == 2 and len(rewrites(log)) == 2
 
 
+@pytest.mark.slow
 def test_hold_and_close_do_not_wait_for_a_partial_page_in_flight(results, tmp_path):
     log = tmp_path / "report.log"
     live = LiveReport(command(results, "qk"), log)
@@ -78,6 +87,7 @@ def test_hold_and_close_do_not_wait_for_a_partial_page_in_flight(results, tmp_pa
             and "4 of 4 cells: finished" in (results / "sweeps" / "qk" / "report.html").read_text())
 
 
+@pytest.mark.slow
 def test_a_failed_rewrite_is_reported_and_the_process_keeps_answering(results, tmp_path):
     live = LiveReport(command(results, "kq"), tmp_path / "report.log")
     live.cell_finished()
@@ -95,6 +105,7 @@ def test_a_report_process_that_dies_is_an_error_not_a_crash(tmp_path):
     assert live.error == f"the report process exited with code 3; see {tmp_path / 'report.log'}"
 
 
+@pytest.mark.slow
 def test_ctrl_c_to_the_group_does_not_stop_the_report_process(results, tmp_path):
     live = LiveReport(command(results, "qk"), tmp_path / "report.log")
     live.cell_finished()
@@ -107,19 +118,29 @@ def test_ctrl_c_to_the_group_does_not_stop_the_report_process(results, tmp_path)
     assert live.process.returncode == 0
 
 
+@pytest.mark.slow
 def test_a_sweep_rewrites_its_page_while_it_runs_and_ends_with_a_finished_one(tmp_path, ablation_file):
-    path = ablation_file(seeds=2, steps=450)
-    results = tmp_path / "results"
-    # Cells of a few seconds each: the report process (started once the first cell has taken a step, then
-    # seconds of imports; partial pages at nice 10) gets CPU between and beside them, so a partial page is
-    # written while cells train (bench_sweep --report: a rewrite every 10-20 s on a full machine).
-    done = subprocess.run([sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results),
-                           "--set", "vocab_size=512", "--workers", "1", "--no-progress"],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    sweep = results / "sweeps" / "t"
-    written = rewrites(sweep / "logs" / "report.log")
+    path = ablation_file(seeds=2, steps=20)
+    results, log = tmp_path / "results", tmp_path / "results" / "sweeps" / "t" / "logs" / "report.log"
+    ids = [c.run_id for c in expand(load_ablation(str(path))[0], overrides={"vocab_size": 512}).cells]
+    sweep = subprocess.Popen([sys.executable, "-m", "cli.main", "sweep", str(path), "--results", str(results),
+                              "--set", "vocab_size=512", "--workers", "1", "--no-progress"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Once a cell has finished, its worker is stopped until a partial page is written: the page is rewritten while
+    # the sweep runs however busy the machine (the report process needs seconds of imports, at nice 10 for pages;
+    # a worker it could not keep up with would otherwise finish the sweep first).
+    wait_for(lambda: any(current_claim(results, r) for r in ids), every=0.01)
+    worker = next(claim.pid for r in ids if (claim := current_claim(results, r)))
+    wait_for(lambda: any(db.run_state(results, r).result for r in ids), every=0.01)
+    os.kill(worker, signal.SIGSTOP)
+    try:
+        wait_for(lambda: log.exists() and any("of 4 cells; partial" in line for line in rewrites(log)))
+    finally:
+        os.kill(worker, signal.SIGCONT)
+    _, err = sweep.communicate()
+    assert sweep.returncode == 0, err
+    written = rewrites(log)
     assert any("of 4 cells; partial" in line for line in written), written
     assert written[-1].startswith("report: 4 of 4 cells in ")
-    page = (sweep / "report.html").read_text()
+    page = (results / "sweeps" / "t" / "report.html").read_text()
     assert "4 of 4 cells: finished" in page and 'http-equiv="refresh"' not in page

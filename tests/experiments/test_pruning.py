@@ -2,6 +2,7 @@
 reported to the real Optuna trial."""
 
 import optuna
+import pytest
 
 import db
 from experiments.search.pruning import PruneOnValidation
@@ -9,6 +10,7 @@ from harness.config import TrainConfig
 from harness.presets import from_name
 
 
+@pytest.mark.slow
 def test_a_pruned_trial_stops_early_and_is_stored_as_pruned(tmp_path, train_data_cfg):
     from harness.data import prepare
     from harness.train.run import RunSpec, train_run

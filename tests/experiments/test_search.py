@@ -58,14 +58,15 @@ def step_one_loss(path, results_dir, params):
     return loss
 
 
-def test_two_workers_share_a_study_without_duplicates_and_a_diverged_trial_is_valued_at_its_initial_loss(
-        tmp_path, search_file):
+@pytest.mark.slow
+def test_two_workers_share_a_study_without_duplicates_and_a_diverged_trial_is_valued_at_its_initial_loss(tmp_path,
+                                                                                                         search_file):
     # log_every=5: the first logged loss is the diverged step's, not the loss at initialization.
     path, results = search_file(trials=4, log_every=5), tmp_path / "results"
     results.mkdir()
     the_study(path, results).enqueue_trial({"lr": 50.0})  # first trial: an LR that diverges
     sweep = start_sweep(path, results, "--workers", "2", "--set", "vocab_size=512")
-    _, err = sweep.communicate(timeout=300)
+    _, err = sweep.communicate()
     assert sweep.returncode == 0, err
     trials = [t for t in the_study(path, results).trials if t.state.name == "COMPLETE"]
     assert len(trials) == 4 and len({t.number for t in trials}) == 4
@@ -87,6 +88,7 @@ def test_two_workers_share_a_study_without_duplicates_and_a_diverged_trial_is_va
             == (best.number, pytest.approx(best.value)))
 
 
+@pytest.mark.slow
 def test_a_sigkilled_trial_is_failed_by_its_heartbeat_and_retried_from_its_checkpoint(tmp_path, search_file):
     path, results = search_file(trials=2, steps=150), tmp_path / "results"
     sweep = start_sweep(path, results, "--workers", "1", "--stale-after", "6", "--heartbeat-every", "1", "--set",
@@ -104,7 +106,7 @@ def test_a_sigkilled_trial_is_failed_by_its_heartbeat_and_retried_from_its_check
     wait_for(lambda: trial_past_its_first_checkpoint() is not None, every=0.05)
     run_id = trial_past_its_first_checkpoint()
     os.kill(current_claim(results, run_id).pid, signal.SIGKILL)
-    _, err = sweep.communicate(timeout=300)
+    _, err = sweep.communicate()
     assert sweep.returncode == 0, err
     study = the_study(path, results)
     states = [t.state.name for t in study.trials]

@@ -2,6 +2,8 @@
 the retry takes the paused worker's cell over and finishes it, and the woken worker writes nothing more,
 reuses the result and goes on; every run has one result and the study its trial count."""
 
+import pytest
+
 import db
 
 from .conftest import start_sweep, wait_for
@@ -9,6 +11,7 @@ from .stalls import FAST, assert_final_checkpoint_stands, holder_pid, raw_result
 from .test_search import search_file, the_study  # noqa: F401  (search_file is a fixture)
 
 
+@pytest.mark.slow
 def test_a_paused_trial_is_taken_over_and_finished_once(tmp_path, search_file):  # noqa: F811
     path, results = search_file(trials=3, steps=60), tmp_path / "results"
     sweep = start_sweep(path, results, "--workers", "2", *FAST, "--set", "vocab_size=512")
@@ -26,7 +29,7 @@ def test_a_paused_trial_is_taken_over_and_finished_once(tmp_path, search_file): 
     wait_for(trial_past_a_checkpoint, every=0.01)
     run_id, pid = caught[0]
     stall_until_taken_over(results, run_id, pid)
-    _, err = sweep.communicate(timeout=300)
+    _, err = sweep.communicate()
     assert sweep.returncode == 0, err
     assert "starting a new one" not in err
     assert "lost the cell to another worker" in worker_logs(results, "search")

@@ -36,12 +36,13 @@ def cell_ids(path):
     return [c.run_id for c in expand(load_ablation(str(path))[0], overrides={"vocab_size": 512}).cells]
 
 
-def harness_sweep(slurm, path, results, *extra, timeout=180):
+def harness_sweep(slurm, path, results, *extra):
     done = subprocess.run(sweep_command(path, results, "--backend", "slurm", *extra), env=slurm.env,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True)
     return done.returncode, done.stdout, done.stderr
 
 
+@pytest.mark.slow  # a real SLURM (the module's fixture)
 def test_a_sweep_on_slurm_trains_every_cell_exactly_once(slurm, tmp_path, ablation_file):
     path = ablation_file(seeds=2, steps=6)
     ids, results = cell_ids(path), tmp_path / "results"
@@ -64,6 +65,7 @@ def test_a_sweep_on_slurm_trains_every_cell_exactly_once(slurm, tmp_path, ablati
     assert code == 0 and "every cell is finished; nothing submitted" in err and out == ""
 
 
+@pytest.mark.slow
 def test_preempted_workers_requeue_and_their_cells_resume_from_their_checkpoints(slurm, tmp_path, ablation_file):
     # one array element running two workers (SLURM tasks), as K workers share a GPU; both are mid-cell
     path = ablation_file(name="p", steps=200, checkpoint_every=20)
@@ -71,9 +73,9 @@ def test_preempted_workers_requeue_and_their_cells_resume_from_their_checkpoints
     code, out, err = harness_sweep(slurm, path, results, "--workers", "2", "--workers-per-device", "2")
     assert code == 0, err
     (job,) = out.splitlines()[0].split()
-    wait_for(lambda: all(last_checkpoint(results, r) is not None for r in ids), timeout=120)  # past a checkpoint
+    wait_for(lambda: all(last_checkpoint(results, r) is not None for r in ids))  # past a checkpoint
     slurm.run("scancel", "--signal=USR2", job)  # what SLURM sends before a time limit; submitit's preemption signal
-    wait_for(lambda: all(db.run_state(results, r).result for r in ids) and job not in slurm.queue(), timeout=150)
+    wait_for(lambda: all(db.run_state(results, r).result for r in ids) and job not in slurm.queue())
 
     con = db.connect(results)
     for run_id in ids:
@@ -89,6 +91,7 @@ def test_preempted_workers_requeue_and_their_cells_resume_from_their_checkpoints
     assert first.count("Starting with JobEnvironment") == second.count("Starting with JobEnvironment") == 2
 
 
+@pytest.mark.slow
 def test_a_dead_tasks_cell_is_taken_over_by_another_element_from_its_checkpoint(slurm, tmp_path, ablation_file):
     from experiments.workers.claims import current_claim
 
@@ -96,10 +99,10 @@ def test_a_dead_tasks_cell_is_taken_over_by_another_element_from_its_checkpoint(
     ids, results = cell_ids(path), tmp_path / "results"
     code, out, err = harness_sweep(slurm, path, results, "--workers", "2")
     assert code == 0, err
-    wait_for(lambda: last_checkpoint(results, ids[0]) is not None, timeout=120, every=0.05)  # mid-cell
+    wait_for(lambda: last_checkpoint(results, ids[0]) is not None, every=0.05)  # mid-cell
     victim = current_claim(results, ids[0])
     os.kill(victim.pid, signal.SIGKILL)  # the task itself (its worker runs in it): no checkpoint, no release
-    wait_for(lambda: all(db.run_state(results, r).result for r in ids) and not slurm.queue(), timeout=150)
+    wait_for(lambda: all(db.run_state(results, r).result for r in ids) and not slurm.queue())
 
     assert all(finished_segments(results, r) == ["completed"] for r in ids)  # once each
     assert current_claim(results, ids[0]).worker not in ("", victim.worker)  # the other element finished it
@@ -111,6 +114,7 @@ def test_a_dead_tasks_cell_is_taken_over_by_another_element_from_its_checkpoint(
     assert steps == list(range(1, 61))
 
 
+@pytest.mark.slow
 def test_status_shows_the_slurm_log_of_a_failed_cell(slurm, tmp_path, ablation_file, capsys):
     path = ablation_file(name="f")
     results = tmp_path / "results"
@@ -129,6 +133,7 @@ def test_status_shows_the_slurm_log_of_a_failed_cell(slurm, tmp_path, ablation_f
     assert "no CUDA device is visible" in log.read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra, message", [
     (["--backend", "slurm", "--partition", "gpu-nope"],
      "--partition gpu-nope: SLURM says 'Partition gpu-nope not found'; partitions here: debug."),
@@ -165,6 +170,7 @@ def test_without_sbatch_the_slurm_backend_is_refused_before_anything_is_written(
     assert not (results / "sweeps").exists()
 
 
+@pytest.mark.slow
 def test_a_request_sbatch_refuses_is_one_line_and_exit_2_and_leaves_the_store_as_it_was(slurm, tmp_path, ablation_file,
                                                                                        capsys, monkeypatch):
     """A refused submission under a sweep name that has a plan (which --replace would replace) changes no file
@@ -209,6 +215,7 @@ def test_placement_follows_the_visible_gpus_like_the_local_backend(monkeypatch):
     assert parse_devices("auto") == ["cpu"]
 
 
+@pytest.mark.slow
 def test_an_element_runs_k_workers_per_gpu_as_slurm_tasks(slurm, tmp_path):
     launcher = SlurmLauncher(tmp_path, "s", layout=Layout(workers=24, workers_per_device=4),
                              resources=SlurmResources(gpus_per_element=2, mem="32G", time="4:00:00"))
@@ -218,6 +225,7 @@ def test_an_element_runs_k_workers_per_gpu_as_slurm_tasks(slurm, tmp_path):
     assert launcher.elements == 3 and SlurmLauncher(tmp_path, "s").workers_per_element == 1
 
 
+@pytest.mark.slow
 def test_a_task_paused_past_stale_after_loses_its_cell_and_goes_on_with_the_next(slurm, tmp_path, ablation_file):
     from .stalls import FAST, assert_final_checkpoint_stands, raw_results, stall_until_taken_over
 
@@ -225,12 +233,12 @@ def test_a_task_paused_past_stale_after_loses_its_cell_and_goes_on_with_the_next
     ids, results = cell_ids(path), tmp_path / "results"
     code, out, err = harness_sweep(slurm, path, results, "--workers", "2", *FAST)
     assert code == 0, err
-    wait_for(lambda: last_checkpoint(results, ids[0]) is not None, timeout=120, every=0.02)  # mid-cell
+    wait_for(lambda: last_checkpoint(results, ids[0]) is not None, every=0.02)  # mid-cell
     from experiments.workers.claims import current_claim
 
     victim = current_claim(results, ids[0])
     stall_until_taken_over(results, ids[0], victim.pid)  # the task's own process: its worker runs in it
-    wait_for(lambda: all(db.run_state(results, r).result for r in ids) and not slurm.queue(), timeout=200)
+    wait_for(lambda: all(db.run_state(results, r).result for r in ids) and not slurm.queue())
 
     for run_id in ids:
         assert raw_results(results, run_id) == 1 and db.run_state(results, run_id).result == "completed", run_id
@@ -241,6 +249,7 @@ def test_a_task_paused_past_stale_after_loses_its_cell_and_goes_on_with_the_next
     assert "Traceback" not in log[lost_at:]
 
 
+@pytest.mark.slow
 def test_multi_device_cells_run_on_slurm_and_the_array_closes_the_sweep_by_itself(slurm, tmp_path, ablation_file):
     """One element running one worker of two processes (--devices-per-cell 2, gloo on the node's CPUs), prepared by a
     --setup line, with an sbatch option passed through and the interpreter named; no --wait: the array itself keeps
@@ -253,12 +262,12 @@ def test_multi_device_cells_run_on_slurm_and_the_array_closes_the_sweep_by_itsel
               "vocab_size=512", "--backend", "slurm"]
     done = subprocess.run([*launch, "--devices-per-cell", "2", "--cpus-per-worker", "1", "--python", sys.executable,
                            "--setup", "echo setup ran on $(hostname)", "--sbatch", "comment=harness-test"],
-                          env=slurm.env, capture_output=True, text=True, timeout=180)
+                          env=slurm.env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     (job,) = done.stdout.split()
     assert "Comment=harness-test" in slurm.run("scontrol", "show", "job", job).stdout
     closed = results / "sweeps" / "m" / "logs" / "closed.json"
-    wait_for(lambda: closed.exists() and job not in slurm.queue(), timeout=400)
+    wait_for(lambda: closed.exists() and job not in slurm.queue())
 
     for run_id in ids:
         assert finished_segments(results, run_id) == ["completed"] and len(db.run_state(results, run_id).segments) == 1
@@ -270,7 +279,6 @@ def test_multi_device_cells_run_on_slurm_and_the_array_closes_the_sweep_by_itsel
     assert f"report: {len(ids)} of {len(ids)} cells in " in last_page  # the finished page, drawn on the node
 
     before = closed.read_text()
-    follow = subprocess.run([*launch, "--follow", "--no-progress"], env=slurm.env, capture_output=True, text=True,
-                            timeout=180)
+    follow = subprocess.run([*launch, "--follow", "--no-progress"], env=slurm.env, capture_output=True, text=True)
     assert follow.returncode == 0, follow.stderr
     assert "report  " in follow.stdout and closed.read_text() == before  # closed once, by the array

@@ -70,6 +70,7 @@ def refused(path: Path, results: Path, *extra: str) -> str:
     return done.stderr
 
 
+@pytest.mark.slow
 def test_the_same_plan_again_trains_and_writes_nothing(store):
     path, results = store
     before = digest(results)
@@ -104,6 +105,7 @@ def test_another_file_or_question_under_the_same_name_is_refused(store, tmp_path
         path.write_text(original)
 
 
+@pytest.mark.slow
 def test_adding_seeds_keeps_every_finished_cell(store):
     path, results = store
     finished_runs = {r for (r,) in db.connect(results).execute("SELECT run_id FROM sweep_cells WHERE sweep = 't'")
@@ -116,6 +118,7 @@ def test_adding_seeds_keeps_every_finished_cell(store):
     assert len(rows) == 6 and finished_runs <= {r for r, _ in rows} and all(n == 1 for _, n in rows)
 
 
+@pytest.mark.slow
 def test_replace_keeps_the_old_plan_in_the_history(store):
     path, results = store
     old = (results / "sweeps" / "t" / "cells.parquet").read_bytes()
@@ -130,6 +133,7 @@ def test_replace_keeps_the_old_plan_in_the_history(store):
     assert "replaced 1" in history.stdout and "steps" in history.stdout
 
 
+@pytest.mark.slow
 def test_another_name_runs_as_another_sweep(store):
     path, results = store
     before = (results / "sweeps" / "t" / "cells.parquet").read_bytes()
@@ -140,6 +144,7 @@ def test_another_name_runs_as_another_sweep(store):
             == [(4, 4)])
 
 
+@pytest.mark.slow
 def test_a_bad_device_count_is_refused_before_anything_is_written(store):
     path, results = store
     before = digest(results)

@@ -46,7 +46,7 @@ def harness(checkout, *args: str) -> subprocess.CompletedProcess:
     root, elsewhere = checkout
     env = {**os.environ, "PYTHONPATH": str(root)}
     return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True, text=True, cwd=elsewhere,
-                          env=env, timeout=600)
+                          env=env)
 
 
 def commits(results: Path) -> dict[str, tuple]:

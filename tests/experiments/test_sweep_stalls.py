@@ -81,7 +81,7 @@ def stalled_sweep(tmp_path, ablation_file, steps, checkpoint_every, moment, ever
     run_id, pid = caught[0]
     stall_until_taken_over(results, run_id, pid)
     time.sleep(1.0)  # the woken worker runs on for a moment: it must notice before writing anything
-    _, err = sweep.communicate(timeout=300)
+    _, err = sweep.communicate()
     assert sweep.returncode == 0, err  # the exit code agrees with the store, read below
     check_store(results, ids, steps)
     assert sweeps_row(results) == [4, 4, 0, 0, 0, 0]
@@ -135,18 +135,21 @@ def writing_a_checkpoint(results, ids):
     return None
 
 
+@pytest.mark.slow
 def test_a_worker_paused_after_its_claim_before_its_first_step_loses_the_cell_and_writes_nothing(tmp_path,
                                                                                                  ablation_file):
     results, ids, run_id = stalled_sweep(tmp_path, ablation_file, 20, 5, claimed_not_started, every=0.002)
     assert len(list((results / "runs" / run_id / "manifest").iterdir())) == 1  # the woken worker opened nothing
 
 
+@pytest.mark.slow
 def test_a_worker_paused_mid_cell_writes_no_checkpoint_or_last_after_it_wakes(tmp_path, ablation_file):
     results, ids, run_id = stalled_sweep(tmp_path, ablation_file, 60, 10, past_a_checkpoint, every=0.01)
     taken = db.connect(results).execute("SELECT count(*) FROM _manifests WHERE run_id = ?", [run_id]).fetchone()[0]
     assert taken == 2  # the paused worker's segment and the taker's
 
 
+@pytest.mark.slow
 def test_a_worker_paused_while_it_writes_a_checkpoint_does_not_repoint_last(tmp_path, ablation_file):
     """Paused between writing a checkpoint file and pointing `last.ckpt` at it (polled for; where the window
     is missed, the pause lands just after, mid-cell, which the same guarantees cover)."""

@@ -60,6 +60,7 @@ def test_no_repository_or_no_commit_gives_none(tmp_path):
     assert checkout_state(tmp_path / "plain") == (None, None)
 
 
+@pytest.mark.slow
 def test_this_process_records_its_own_package_version_and_checkout():
     code = current_code()
     assert code.harness_version == harness.__version__ == importlib.metadata.version("harness")

@@ -63,6 +63,7 @@ def test_degenerate_settings_equal_greedy(model, prompt, kwargs):
     torch.testing.assert_close(generate(model, prompt, 6, generator=generator, **kwargs), generate(model, prompt, 6))
 
 
+@pytest.mark.slow
 def test_sampling_is_reproducible_with_a_seeded_generator(model, prompt):
     draw = lambda seed: generate(  # noqa: E731
         model, prompt, 8, strategy="sample", top_p=0.95, generator=torch.Generator().manual_seed(seed)
@@ -113,6 +114,7 @@ def _reference_beam_search(model, prompt, steps, num_beams):
     return beams[0]
 
 
+@pytest.mark.slow
 def test_beam_search_equals_exhaustive_search_and_a_reference_beam_search(four_token_model):
     model, vocab = four_token_model, 4
     prompt = torch.randint(0, vocab, (4, 2), generator=torch.Generator().manual_seed(0))

@@ -47,6 +47,7 @@ def result(store):
     return decision_accuracy(decision_runs(store, SWEEPS, "final_val_loss"), target=0.75)
 
 
+@pytest.mark.slow
 def test_each_decision_settles_and_flips_where_it_was_planted(result):
     decisions = result.decisions.set_index("sweep")
     settles = {"steady": 0, "flip1": 1, "flip2": 2, "late": 3, "unstable": 0, "deep": 0}

@@ -53,7 +53,7 @@ def test_plot_and_report_say_no_extrapolation_and_the_answer_compares_arms_at_th
     sweep = ladder(tmp_path, simulation.CURVES, 3)
     out = tmp_path / "ladder.png"
     plotted = subprocess.run([sys.executable, "-m", "cli.main", "plot", "ladder", "lad", "--results", str(tmp_path),
-                              "--out", str(out)], capture_output=True, text=True, timeout=300)
+                              "--out", str(out)], capture_output=True, text=True)
     assert plotted.returncode == 0 and out.is_file(), plotted.stderr
     assert [line for line in plotted.stderr.splitlines() if "no extrapolation: 3 rungs" in line] == [
         f"harness plot: {arm}: no extrapolation: 3 rungs determine the 3 parameters (E, A, α) exactly, so nothing "

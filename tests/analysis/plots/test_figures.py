@@ -21,6 +21,7 @@ def _ink(png: bytes) -> float:
 
 
 # a ladder's figures: tests/analysis/ladder/test_figure.py and test_decision_figure.py
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [name for name in FIGURES if name not in ("ladder", "decisions")])
 def test_every_figure_draws_ink_and_keeps_runnable_sql(context, name):
     plot = FIGURES[name](context)

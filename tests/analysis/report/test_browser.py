@@ -28,8 +28,10 @@ LRS = (1e-3, 3e-3, 1e-2)
 def page(tmp_path_factory):
     """A finished sweep at three LRs with a plan that labels one arm; its report's path."""
     results = tmp_path_factory.mktemp("browser") / "results"
-    finals = synthetic.write_planted(results, "qk", ARMS, lrs=LRS, lr_penalty=lambda lr: 0.05 * abs(math.log10(lr / 3e-3)), steps=40)
-    cells = [{"arm": arm, "arm_label": LABELS.get(arm), "lr": lr, "seed": seed, "run_id": f"qk-{list(ARMS).index(arm)}-{lr}-{seed}"}
+    finals = synthetic.write_planted(results, "qk", ARMS, lrs=LRS,
+                                     lr_penalty=lambda lr: 0.05 * abs(math.log10(lr / 3e-3)), steps=40)
+    cells = [{"arm": arm, "arm_label": LABELS.get(arm), "lr": lr, "seed": seed,
+              "run_id": f"qk-{list(ARMS).index(arm)}-{lr}-{seed}"}
              for arm, lr, seed in finals]
     db.write_sweep(results, "qk", {"question": "Does QK-norm beat soft-capping?", "baseline": "baseline"}, cells)
     return write_report(results, "qk")
@@ -49,13 +51,15 @@ def fresh(session, page):
     return session
 
 
+@pytest.mark.slow
 def test_the_page_opens_without_console_errors_and_draws_every_figure(fresh):
     drawn = fresh.execute_script(
         "return Array.prototype.map.call(document.querySelectorAll('figure .plot'), function (p) {"
         " return [p.id, p.querySelectorAll('.main-svg').length > 0]; });")
     assert drawn and all(ok for _, ok in drawn), drawn
     assert len(drawn) == 6  # the seventh, the spike timeline, has no event here: one line instead of an empty box
-    assert fresh.find_element(By.CSS_SELECTOR, "#fig-spikes .empty").text.startswith("Nothing to draw: no loss or grad-norm spike")
+    assert fresh.find_element(By.CSS_SELECTOR, "#fig-spikes .empty").text.startswith("Nothing to draw: no loss or "
+                                                                                     "grad-norm spike")
     assert console_errors(fresh) == []
 
 
@@ -68,7 +72,8 @@ def test_clicking_a_legend_entry_hides_the_arm_in_every_figure(fresh):
         assert {t["visible"] for t in traces(fresh, plot, "rmsnorm")} == {"legendonly"}, plot
         assert {t["visible"] for t in traces(fresh, plot, "softcap")} == {True}, plot
     assert not fresh.find_element(By.CSS_SELECTOR, '#arm-toggles input[data-arm="rmsnorm"]').is_selected()
-    fresh.find_element(By.CSS_SELECTOR, '#arm-toggles input[data-arm="rmsnorm"]').click()  # and back, from the filter bar
+    # and back, from the filter bar
+    fresh.find_element(By.CSS_SELECTOR, '#arm-toggles input[data-arm="rmsnorm"]').click()
     assert {t["visible"] for t in traces(fresh, "plot-attention", "rmsnorm")} == {True}
 
 
@@ -135,6 +140,7 @@ def test_the_tables_sort_on_a_header_click(fresh):
     assert first == "QK-norm (RMS)"  # the lowest mean sorts first
 
 
+@pytest.mark.slow
 def test_at_1280_px_the_answer_and_the_compact_table_need_no_horizontal_scroll(fresh, tmp_path):
     fresh.set_window_size(1280, 1000)
     fresh.get(fresh.current_url)

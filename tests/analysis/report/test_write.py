@@ -62,6 +62,7 @@ def test_the_table_by_arm_and_lr_labels_both_seed_plans_and_keeps_the_arm_in_vie
     assert "<th>seeds_needed (±0.01)</th>" in details and "<th>seeds_needed (observed Δ)</th>" in details
 
 
+@pytest.mark.slow
 def test_every_sql_fold_is_one_statement_that_runs_in_harness_db_query(planted_store, finished_page, capsys):
     _, page = finished_page
     folds = [unescape(q) for q in re.findall(r'<details class="sql"><summary>SQL[^<]*</summary><pre>(.*?)</pre></details>', page, re.S)]
@@ -133,6 +134,7 @@ def test_a_sweep_at_two_widths_gets_its_comparison_across_them(tmp_path):
     assert '<details class="sql"><summary>SQL' in scale
 
 
+@pytest.mark.slow
 def test_the_page_names_the_code_that_made_its_finished_runs(tmp_path):
     code = {"harness_version": "0.1.0", "git_commit": "6eaecc0bad5c62b25689559f679d6e51b74d8242", "git_dirty": False,
             "torch_version": "2.13.0", "device_name": "cpu"}

@@ -109,6 +109,7 @@ INVALID = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(INVALID)
 def test_invalid_field_raises_naming_the_field(field_and_value):

@@ -90,6 +90,7 @@ RACER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_two_processes_racing_build_one_valid_cache(tmp_path, txt_config, documents):
     cache = tmp_path / "race-cache"
     ready = [tmp_path / "ready-a", tmp_path / "ready-b"]

@@ -192,6 +192,7 @@ MORE_SEEDS = {"mixtral": (101, 202), "qwen3_moe": (101, 202), "olmoe": (101, 202
               "llama4_text": (101,), "gemma3_text": (101,)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("family", "kwargs", "seed"),
     [
@@ -297,6 +298,7 @@ def test_llama4_maps_to_irope_and_the_case_depends_on_it():
             from_hf(transformers.Llama4ForCausalLM(config))
 
 
+@pytest.mark.slow
 def test_the_gemma3_cases_depend_on_the_local_rope_base_and_the_window():
     """Gemma 3's parity proves its layer kinds only if each one's RoPE base and the window change the logits."""
     ours = from_hf(hf_model("gemma3_text", CASES["gemma3_text"][0][1], 0)).eval()

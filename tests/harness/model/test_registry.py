@@ -112,9 +112,9 @@ def check_trains(cfg: ModelConfig) -> None:
     loss = F.cross_entropy(logits.flatten(0, 1), tokens[:, 1:].flatten()) + 0.01 * model.aux_loss
     loss.backward()
     assert torch.isfinite(loss)
-    for name, param in model.named_parameters():
-        assert param.grad is not None, f"{name} got no gradient"
-        assert torch.isfinite(param.grad).all(), name
+    for name, weight in model.named_parameters():
+        assert weight.grad is not None, f"{name} got no gradient"
+        assert torch.isfinite(weight.grad).all(), name
 
 
 def _starts_constant(tensor: torch.Tensor, init: Constant) -> bool:
@@ -295,13 +295,13 @@ def check_mup_scaling(cfg: ModelConfig) -> None:
     m = cfg.d_model / cfg.mup_base_width
     standard = decoder.decoder(cfg.replace(parametrization="standard", mup_base_width=None))
     wide, factors = decoder.decoder(_widened(cfg)), decoder.lr_multipliers(cfg)
-    for name, param in decoder.decoder(cfg).items():
-        width_like = _width_like(param.shape, wide[name].shape)
+    for name, declared in decoder.decoder(cfg).items():
+        width_like = _width_like(declared.shape, wide[name].shape)
         matrix_like = sum(width_like) == 2
-        assert (param.role == HIDDEN) == matrix_like, f"{name} {param.shape} is {param.role}: width-like {width_like}"
-        if param.role == OUTPUT:
-            assert len(param.shape) == 2 and width_like == [False, True], f"{name} is no readout"
-        init, expected = param.init, standard[name].init
+        assert (declared.role == HIDDEN) == matrix_like, f"{name} {declared.shape} is {declared.role}: width-like {width_like}"
+        if declared.role == OUTPUT:
+            assert len(declared.shape) == 2 and width_like == [False, True], f"{name} is no readout"
+        init, expected = declared.init, standard[name].init
         if matrix_like:
             expected = dataclasses.replace(expected, multiplier=pytest.approx(expected.multiplier * m**-0.5))
         assert init == expected, f"{name}: starts as {init} under μP, expected {expected}"
@@ -322,12 +322,14 @@ def test_every_field_is_classified():
     assert classified == set(ModelConfig.field_names())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("check", CHECKS, ids=lambda check: check.__name__)
 @pytest.mark.parametrize("overrides", cases(), ids=_case_id)
 def test_every_switch_value(overrides, check):
     check(ModelConfig(**{**BASE, **overrides}))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("check", MUP_CHECKS, ids=lambda check: check.__name__)
 @pytest.mark.parametrize("overrides", cases(), ids=_case_id)
 def test_every_switch_value_under_mup(overrides, check):
@@ -461,6 +463,7 @@ def _run_checks_on(value: str) -> int:
     return len(picked)
 
 
+@pytest.mark.slow
 def test_a_norm_with_its_own_init_registered_in_a_test_passes_the_registry_checks():
     dyt_entry = registry.Component(dyt, DynamicTanh, init=DYT_INIT, reads=DYT_READS)
     with registry.registered(registry.NORMS, THROWAWAY, dyt_entry):

@@ -109,6 +109,7 @@ def test_runs_under_bfloat16_autocast_and_in_bfloat16():
     assert model.to(torch.bfloat16)(tokens).dtype == torch.bfloat16
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("overrides", [  # docs/model.md promises it with windows, soft-caps and sinks too
     {"sliding_window": 3, "global_every": 2},  # sdpa: is_causal and a window mask
     {"sliding_window": 3, "attn_softcap": 5.0, "attn_sinks": True, "final_softcap": 10.0},  # eager

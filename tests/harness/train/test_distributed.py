@@ -82,6 +82,7 @@ def test_two_processes_match_one_with_the_same_global_batch(runs, strategy, tiny
     assert all(torch.allclose(got[k], want[k], atol=TOLERANCE) for k in want)
 
 
+@pytest.mark.slow
 def test_a_stop_reaching_one_process_stops_both_and_resumes_on_one(runs, train_data, train_data_cfg, tiny_model_cfg,
                                                                     tiny_train_cfg):
     oracle, two, logs = runs

@@ -21,6 +21,7 @@ def initial_loss_rows(results, run_id):
     return query(results, "SELECT step, value FROM metrics WHERE run_id = ? AND name = 'initial_loss'", run_id)
 
 
+@pytest.mark.slow
 def test_initial_loss_is_written_at_step_0_whatever_log_every_is(run_tiny):
     # grad_accum=2: the value is the mean over step 1's micro-batches, as train_loss is.
     run_tiny("every", log_every=1, grad_accum=2)
@@ -38,6 +39,7 @@ class Crash(Exception):
     pass
 
 
+@pytest.mark.slow
 def test_a_resumed_run_keeps_its_initial_loss_and_writes_it_once(run_tiny, monkeypatch):
     _, results = run_tiny("whole", log_every=1)
     from harness.train.divergence import DivergenceMonitor

@@ -23,6 +23,7 @@ def no_pending_stop():
     clear_stop_request()
 
 
+@pytest.mark.slow
 def test_stop_request_checkpoints_at_the_step_and_resume_matches_the_whole_run(run_tiny, monkeypatch):
     whole, results = run_tiny("whole", grad_accum=2, checkpoint_every=100)
     from harness.train.divergence import DivergenceMonitor
@@ -50,6 +51,7 @@ def test_stop_request_checkpoints_at_the_step_and_resume_matches_the_whole_run(r
     assert [v for _, v in losses(results, "stopped")] == pytest.approx([v for _, v in losses(results, "whole")], rel=1e-6)
 
 
+@pytest.mark.slow
 def test_resume_without_a_checkpoint_starts_again_from_step_0_as_a_new_segment(run_tiny, monkeypatch):
     from harness.train.divergence import DivergenceMonitor
 
@@ -72,6 +74,7 @@ def test_resume_without_a_checkpoint_starts_again_from_step_0_as_a_new_segment(r
     assert steps == sorted(set(steps)) and steps[0] == 1  # the failed segment's rows are superseded, not repeated
 
 
+@pytest.mark.slow
 def test_a_failed_segment_stores_its_traceback(run_tiny, tmp_path, monkeypatch):
     import json
 
@@ -89,6 +92,7 @@ def test_a_failed_segment_stores_its_traceback(run_tiny, tmp_path, monkeypatch):
     assert "Traceback" in summary["traceback"] and "in boom" in summary["traceback"]
 
 
+@pytest.mark.slow
 def test_resume_of_a_run_checkpointed_at_its_last_step_but_never_closed_trains_it_again(run_tiny, tmp_path):
     whole, results = run_tiny("edge")
     for status in (results / "runs" / "edge" / "status").iterdir():

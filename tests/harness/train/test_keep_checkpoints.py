@@ -35,6 +35,7 @@ def test_a_finished_run_keeps_what_was_asked(tmp_path, train_data, train_data_cf
                                                           "--keep-checkpoints none)" in err)
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_keeps_its_checkpoint_even_with_none(tmp_path, train_data, train_data_cfg, tiny_model_cfg,
                                                                 tiny_train_cfg):
     from harness.train.interrupt import request_stop

@@ -14,6 +14,7 @@ def query(results, sql, *params):
     return db.connect(results).execute(sql, list(params)).fetchall()
 
 
+@pytest.mark.slow
 def test_run_records_loss_curve_probes_and_validation(run_tiny, tiny_train_cfg):
     outcome, results = run_tiny()
     assert outcome.status == "completed"
@@ -59,6 +60,7 @@ def layer_grid(results, name, step):
     return torch.tensor([r[2] for r in rows]).view(n_layers, n_heads)
 
 
+@pytest.mark.slow
 def test_probe_values_equal_brute_force_on_the_final_weights(run_tiny, train_data, tiny_train_cfg):
     outcome, results = run_tiny(lr=2e-2)  # a high LR so the logits have grown away from init
     model, _ = load_trained(results, "r")  # the checkpoint of step 8, the last probe step
@@ -80,6 +82,7 @@ def train_losses(results, run_id):
     return [v for (v,) in query(results, "SELECT value FROM metrics WHERE name = 'train_loss' AND run_id = ? ORDER BY step", run_id)]
 
 
+@pytest.mark.slow
 def test_same_seed_same_loss_curve(run_tiny):
     run_tiny("a")
     _, results = run_tiny("b")
@@ -92,6 +95,7 @@ class Crash(Exception):
     pass
 
 
+@pytest.mark.slow
 def test_moe_softcap_and_accumulation_are_recorded(run_tiny, tiny_model_cfg, tiny_train_cfg):
     model = tiny_model_cfg.replace(n_experts=4, moe_top_k=2, attn_softcap=5.0)
     outcome, results = run_tiny(model=model, grad_accum=2, z_loss=1e-4)
@@ -106,6 +110,7 @@ def test_moe_softcap_and_accumulation_are_recorded(run_tiny, tiny_model_cfg, tin
     torch.testing.assert_close(capped, 5.0 * torch.tanh(raw / 5.0))
 
 
+@pytest.mark.slow
 def test_resume_after_a_crash_reaches_the_uninterrupted_final_loss(run_tiny, monkeypatch):
     whole, results = run_tiny("whole", grad_accum=2)  # accumulation: the data position is micro-batches
     from harness.train.divergence import DivergenceMonitor
@@ -138,6 +143,7 @@ def test_resume_after_a_crash_reaches_the_uninterrupted_final_loss(run_tiny, mon
     assert query(results, "SELECT status, n_segments FROM runs WHERE run_id = 'crashed'") == [("completed", 2)]
 
 
+@pytest.mark.slow
 def test_absurd_lr_diverges_as_a_result(run_tiny):
     outcome, results = run_tiny(lr=50.0, warmup_steps=0, grad_clip=None, steps=30)
     step = outcome.summary["diverged_at_step"]
@@ -147,6 +153,7 @@ def test_absurd_lr_diverges_as_a_result(run_tiny):
     assert query(results, "SELECT max(step) FROM metrics WHERE name = 'train_loss'") == [(step,)]
 
 
+@pytest.mark.slow
 def test_bf16_autocast_and_compile_paths_train_on_cpu(run_tiny, monkeypatch):
     import harness.train.lit as lit
 
@@ -166,6 +173,7 @@ def test_bf16_autocast_and_compile_paths_train_on_cpu(run_tiny, monkeypatch):
     assert compiled.status == "completed" and math.isfinite(compiled.summary["final_train_loss"])
 
 
+@pytest.mark.slow
 def test_a_non_finite_grad_norm_ends_the_run_at_its_step(run_tiny):
     """At LR 1e6 the first update kills the network: the gradient turns NaN a step before the loss does."""
     outcome, results = run_tiny(lr=1e6, warmup_steps=0, steps=30)
@@ -178,6 +186,7 @@ def test_a_non_finite_grad_norm_ends_the_run_at_its_step(run_tiny):
     assert query(results, "SELECT detail FROM events WHERE kind = 'diverged'") == [("grad norm is nan",)]
 
 
+@pytest.mark.slow
 def test_validation_scores_the_same_windows_whatever_the_batch_size(run_tiny):
     """An LR too small to move fp32 weights keeps both models at their (seeded) init: equal val loss means the
     same windows were scored, with batch sizes 4 and 5 (6 windows: 4 + 2 and 5 + 1)."""
@@ -188,6 +197,7 @@ def test_validation_scores_the_same_windows_whatever_the_batch_size(run_tiny):
     assert abs(more.summary["val_loss"] - four.summary["val_loss"]) > 1e-5 * four.summary["val_loss"]  # other windows
 
 
+@pytest.mark.slow
 def test_sparse_step_rows_still_include_the_step_a_run_stops_at(run_tiny):
     run_tiny("sparse", log_every=3)
     diverged, results = run_tiny("diverged", lr=1e6, warmup_steps=0, steps=30, log_every=100)
@@ -199,6 +209,7 @@ def test_sparse_step_rows_still_include_the_step_a_run_stops_at(run_tiny):
     assert rows("diverged") == [diverged.summary["diverged_at_step"]]
 
 
+@pytest.mark.slow
 def test_each_segment_records_the_code_versions_device_and_precision(run_tiny):
     import lightning
 

@@ -3,11 +3,13 @@ once SLURM is installed, and no SLURM environment (whose auto-requeue would race
 
 import warnings
 
+import pytest
 from lightning.pytorch.plugins.environments import LightningEnvironment, SLURMEnvironment
 
 from harness.train.run import SLURM_BACKEND_ENV, cluster_environment
 
 
+@pytest.mark.slow
 def test_no_srun_hint_when_srun_exists(run_tiny, tmp_path, monkeypatch):
     fake = tmp_path / "bin" / "srun"
     fake.parent.mkdir()
