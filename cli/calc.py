@@ -8,10 +8,10 @@ import json
 import math
 from pathlib import Path
 
+from errors import ConfigError
 from harness import calc
 from cli.output import print_result
 from cli.table import render_table
-from harness.config.base import ConfigError
 from harness.config.model import ModelConfig
 from harness.config.run_configs import parse_overrides
 

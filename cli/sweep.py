@@ -57,8 +57,8 @@ def register(subparsers) -> None:
 
 
 def _check_options(args) -> None:
+    from errors import ConfigError
     from experiments.workers.claims import check_stale_after
-    from harness.config.base import ConfigError
 
     from cli.sweep_layout import layout_from
 
@@ -79,9 +79,9 @@ def plan_sweep(args):
     import db
     from cli.run_checks import check_results_dir
     from cli.sweep_layout import check_cells
+    from errors import ConfigError
     from experiments import expand
     from experiments.declare.load import load_ablation
-    from harness.config.base import ConfigError
     from harness.config.run_configs import parse_overrides
 
     _check_options(args)
@@ -289,7 +289,7 @@ def closing_lines(results_dir: Path, sweep: str) -> str:
 def show_status(results_dir: Path, sweep: str, retries: int, stale_after: float) -> int:
     """Print a sweep's progress from the store (it may be running on other machines)."""
     import db
-    from harness.config.base import ConfigError
+    from errors import ConfigError
     from experiments.workers.progress import ProgressReader, render
     from experiments.backends.slurm.logs import failed_cell_log
 

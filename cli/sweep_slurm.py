@@ -46,7 +46,7 @@ def slurm_launcher(args, results_dir: Path, sweep: str, layout, report: list[str
     """The launcher for `--backend slurm`, checked against SLURM (sbatch present, partition known, sbatch would take
     the array) and the interpreter against the results' filesystem; None for the local backend, which refuses
     the SLURM-only options. Raises ConfigError before anything is written; a warning waits in `args.warning`."""
-    from harness.config.base import ConfigError
+    from errors import ConfigError
 
     given = [name for name in SLURM_ONLY if getattr(args, name) not in (None, False, [])]
     if args.backend == "local":
@@ -103,8 +103,8 @@ def follow(args, sweep: str, results_dir: Path, report: list[str] | None) -> int
     import shutil
 
     import db
+    from errors import ConfigError
     from experiments import SlurmLauncher
-    from harness.config.base import ConfigError
 
     for option in ("dry_run", "status", "wait"):
         if getattr(args, option):

@@ -21,7 +21,7 @@ def sweeps(args: argparse.Namespace) -> int:
 
     import db
     from cli.table import render_table
-    from harness.config.base import ConfigError
+    from errors import ConfigError
 
     if args.history or args.sweep is not None:
         return history(args)
@@ -57,8 +57,8 @@ def history(args: argparse.Namespace) -> int:
     """The sweep's plans, oldest first, each with what the plan after it changed."""
     import db
     from cli.table import render_table
+    from errors import ConfigError
     from experiments.plan.identity import plan_change
-    from harness.config.base import ConfigError
 
     if args.sweep is None or not args.history:
         raise ConfigError("give a sweep name and --history (`harness sweeps SWEEP --history`), or neither.")

@@ -42,7 +42,7 @@ def requested(args: argparse.Namespace) -> bool:
 
 
 def _check_flags(args: argparse.Namespace) -> None:
-    from harness.config.base import ConfigError
+    from errors import ConfigError
 
     if not args.until_decided:
         given = "--max-seeds" if args.max_seeds is not None else "--seed-batch"
@@ -57,7 +57,7 @@ def _check_flags(args: argparse.Namespace) -> None:
 
 
 def _check_plan(plan, max_seeds: int, seeds: int) -> None:
-    from harness.config.base import ConfigError
+    from errors import ConfigError
 
     if plan.studies:
         raise ConfigError(f"ablation {plan.name!r} is a search (tune=): --until-decided adds seeds to a grid's cells, "

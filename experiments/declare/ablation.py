@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from harness.config.base import ConfigError
+from errors import ConfigError
 from harness.config.model import ModelConfig
 from experiments.declare.grid import Grid, grid as make_grid
 from experiments.declare.ladder import Ladder

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from errors import ConfigError
 from harness import calc
-from harness.config.base import ConfigError
 from harness.config.run_configs import RunConfigs
 from experiments.declare.ablation import Ablation
 

@@ -69,7 +69,7 @@ def check_storage(url: str) -> None:
     """Reach the storage before any compute: a bad URL is one clear error (exit 2), not a traceback later."""
     import sqlalchemy as sa
 
-    from harness.config.base import ConfigError
+    from errors import ConfigError
 
     try:
         with sa.create_engine(url).connect():

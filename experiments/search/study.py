@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from harness.config.base import ConfigError
+from errors import ConfigError
 from harness.config.run_configs import RunConfigs
 from experiments.plan.cell import Cell
 from experiments.declare.space import Choice, IntUniform, LogUniform, Uniform

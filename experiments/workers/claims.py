@@ -39,7 +39,7 @@ MIN_BEATS = 5  # `stale_after` must span this many beats, so a late beat or two 
 
 def check_stale_after(stale_after: float, heartbeat_every: float = HEARTBEAT_EVERY) -> None:
     """ConfigError unless `stale_after` spans at least MIN_BEATS heartbeat intervals."""
-    from harness.config.base import ConfigError
+    from errors import ConfigError
 
     if not heartbeat_every > 0:
         raise ConfigError(f"--heartbeat-every {heartbeat_every:g} is invalid: must be > 0 seconds.")

@@ -20,8 +20,8 @@ from lightning.pytorch import Callback, Trainer, seed_everything
 from lightning.pytorch.loggers import Logger
 from lightning.pytorch.plugins.environments import LightningEnvironment, SLURMEnvironment
 
+from errors import ConfigError
 from harness import calc
-from harness.config.base import ConfigError
 from harness.config.data import DataConfig
 from harness.config.model import ModelConfig
 from harness.config.train import TrainConfig

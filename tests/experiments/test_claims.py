@@ -9,8 +9,8 @@ import time
 
 import pytest
 
+from errors import ConfigError
 from experiments.workers.claims import BeatWatcher, Claim, Heartbeat, check_stale_after, claim_dir, current_claim, try_claim
-from harness.config.base import ConfigError
 
 
 class Clock:

@@ -8,10 +8,10 @@ import json
 import db
 import pytest
 
+from errors import ConfigError
 from experiments import Ablation, LogUniform, grid
 from experiments.workers.progress import ProgressReader, stored_cells
 from experiments.search.study import CONFIRM_SEED_STRIDE
-from harness.config.base import ConfigError
 
 from .conftest import finished_segments, start_sweep
 

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
+from errors import ConfigError
 from harness import calc
-from harness.config.base import ConfigError
 from experiments import Ablation, SweepError, expand, grid
 from experiments.declare.ladder import ladder
 from experiments.plan.rungs import RUNG_SEPARATOR

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from harness.config.base import ConfigError
+from errors import ConfigError
 from experiments.backends.layout import Layout
 from experiments.backends.slurm.logs import failed_cell_log, record_jobs, recorded_jobs, slurm_dir
 from experiments.backends.slurm.resources import SlurmResources, parse_time  # noqa: F401  parse_time: the API

@@ -17,8 +17,9 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
+from errors import ConfigError
 from harness import calc
-from harness.config.base import ConfigError, literal_options
+from harness.config.base import literal_options
 from harness.config.model import RULES, ModelConfig
 from harness.config.rules import default, enabling
 from harness.model import build_model, registry
