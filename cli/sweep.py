@@ -58,7 +58,7 @@ def register(subparsers) -> None:
 
 def _check_options(args) -> None:
     from errors import ConfigError
-    from experiments.workers.claims import check_stale_after
+    from experiments.workers.options import check_stale_after
 
     from cli.sweep_layout import layout_from
 

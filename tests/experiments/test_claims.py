@@ -10,7 +10,8 @@ import time
 import pytest
 
 from errors import ConfigError
-from experiments.workers.claims import BeatWatcher, Claim, Heartbeat, check_stale_after, claim_dir, current_claim, try_claim
+from experiments.workers.claims import BeatWatcher, Claim, Heartbeat, claim_dir, current_claim, try_claim
+from experiments.workers.options import check_stale_after
 
 
 class Clock:
