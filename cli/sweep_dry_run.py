@@ -36,7 +36,9 @@ def measured_rate(results_dir: Path) -> float | None:
 
 
 def _duration(seconds: float) -> str:
-    return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
 
 
 def _spread(values: list[float], fmt: str) -> str:
@@ -58,7 +60,8 @@ def print_ladder(plan) -> None:
         rows.append([rung.index, *rung.values.values(), rung.params, _spread(tokens, ".3g"), _spread(flops, ".3g"),
                      len(cells), f"{sum(flops):.3g}"])
     print("\n" + render_table(["rung", *axes, "params", "tokens/cell", "FLOPs/cell", "cells", "FLOPs"], rows))
-    print(f"ladder: {len(plan.rungs)} rungs, {sum(spent):.3g} training FLOPs in all ({spent[-1] / sum(spent):.0%} of it in the largest rung).")
+    print(f"ladder: {len(plan.rungs)} rungs, {sum(spent):.3g} training FLOPs in all "
+          f"({spent[-1] / sum(spent):.0%} of it in the largest rung).")
 
 
 def print_dry_run(plan, results_dir: Path, workers: int) -> None:
@@ -78,16 +81,19 @@ def print_dry_run(plan, results_dir: Path, workers: int) -> None:
         residual = "" if cell.matched_residual is None else cell.matched_residual
         rows.append([cell.index, cell.arm, f"{cell.lr:g}", cell.seed, cell.run_id, cell.params,
                      f"{cell.flops_per_token:.3g}", cell.train.steps, residual, finished or "no"])
-    print(render_table(["cell", "arm", "lr", "seed", "key", "params", "flops/token", "steps", "matched residual", "done"], rows))
+    print(render_table(["cell", "arm", "lr", "seed", "key", "params", "flops/token", "steps", "matched residual",
+                        "done"], rows))
     if plan.rungs:
         print_ladder(plan)
     if plan.studies:
         space = ", ".join(plan.ablation.tune)
-        confirm = f", then its chosen configuration on {plan.ablation.confirm_seeds} fresh seeds" if plan.ablation.confirm_seeds else ""
-        print(f"\nsearches: each row above is the base of one Optuna study of {plan.ablation.trials} trials over {space}"
-              f"{confirm}; the estimate below counts the trials and confirmations.")
+        confirm = (f", then its chosen configuration on {plan.ablation.confirm_seeds} fresh seeds"
+                   if plan.ablation.confirm_seeds else "")
+        print(f"\nsearches: each row above is the base of one Optuna study of {plan.ablation.trials} trials over "
+              f"{space}{confirm}; the estimate below counts the trials and confirmations.")
         seconds *= plan.ablation.trials + plan.ablation.confirm_seeds
-    basis = "measured from this store's finished runs" if rate else f"assuming {DEFAULT_FLOPS_PER_SECOND:.0e} FLOP/s per worker"
+    basis = ("measured from this store's finished runs" if rate
+             else f"assuming {DEFAULT_FLOPS_PER_SECOND:.0e} FLOP/s per worker")
     estimate = seconds / workers + (LAUNCH_OVERHEAD_S if done < len(plan.cells) else 0.0)
     print(f"\n{plan.name}: {len(plan.cells)} cells, {len(plan.arms)} arms, baseline {plan.baseline!r}; {done} already "
           f"finished. Estimated time with {workers} worker(s): {_duration(estimate)} ({basis}).")
