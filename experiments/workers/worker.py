@@ -20,7 +20,7 @@ from experiments.workers.claim_loop import Worker
 from experiments.workers.options import DEFAULT_RETRIES, DEFAULT_STALE_AFTER, HEARTBEAT_EVERY
 from experiments.workers.standby import await_command
 from harness.train.checkpoints import KEEP_CHECKPOINTS
-from harness.train.placement import Placement
+from harness.train.placement import SINGLE_DEVICE, Placement
 
 
 def parser() -> argparse.ArgumentParser:
@@ -38,8 +38,9 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--optuna-storage",
                         help="SQLAlchemy URL of the searches' Optuna storage (default: SQLite in the results dir)")
-    parser.add_argument("--devices-per-cell", type=int, default=1, help="devices (processes) each cell trains on")
-    parser.add_argument("--strategy", default="ddp", help="ddp or fsdp, for cells on several devices")
+    parser.add_argument("--devices-per-cell", type=int, default=SINGLE_DEVICE.devices,
+                        help="devices (processes) each cell trains on")
+    parser.add_argument("--strategy", default=SINGLE_DEVICE.strategy, help="ddp or fsdp, for cells on several devices")
     parser.add_argument("--keep-checkpoints", choices=KEEP_CHECKPOINTS, default="last",
                         help="checkpoints a cell keeps (harness.train.checkpointing)")
     return parser
