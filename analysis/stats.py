@@ -123,11 +123,6 @@ def paired_powers(n, effect: float, sd, alpha: float = ALPHA):
     return stats.nct.sf(critical, df, shift) + np.nan_to_num(stats.nct.cdf(-critical, df, shift), nan=0.0)
 
 
-def paired_power(n: int, effect: float, sd: float, alpha: float = ALPHA) -> float:
-    """`paired_powers` of one n and spread."""
-    return float(paired_powers(n, effect, sd, alpha))
-
-
 def spread_upper_bound(sd, n, confidence: float = SPREAD_CONFIDENCE):
     """One-sided upper confidence bound of the true standard deviation from a sample sd of n normal values
     (chi-square: (n − 1)·sd²/σ² ~ χ²(n − 1)); elementwise on arrays."""

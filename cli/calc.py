@@ -10,8 +10,8 @@ from pathlib import Path
 
 from cli.output import print_result
 from cli.table import render_table
+from errors import ConfigError
 from harness import calc
-from harness.config.base import ConfigError
 from harness.config.model import ModelConfig
 from harness.config.run_configs import parse_overrides
 

@@ -134,7 +134,7 @@ def across(args: argparse.Namespace) -> tuple[list[dict], list[str], str | None]
 def comparison(args: argparse.Namespace) -> tuple[list[dict], list[str], str | None]:
     """The comparison table's rows and columns, and the sweep's progress line while it runs."""
     from cli.forked import Forked
-    from harness.config.base import ConfigError
+    from errors import ConfigError
 
     # The store is read in a child process (DuckDB, no scipy) while this one imports scipy.stats (no DuckDB); a
     # user error found there (no such sweep, metric or baseline) cuts the import short.

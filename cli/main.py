@@ -10,8 +10,8 @@ import argparse
 import importlib
 import sys
 
+from errors import ConfigError
 from harness import __version__
-from harness.config.base import ConfigError
 
 # Subcommand modules, in the order `harness --help` lists them.
 COMMANDS = ("presets", "calc", "run", "sample", "ablations", "sweep", "sweeps", "db", "compare", "decisions", "summary",

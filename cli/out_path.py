@@ -12,7 +12,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from harness.config.base import ConfigError
+from errors import ConfigError
 
 PROBE = ".harness-write-probe-"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from cli.out_path import check_out_path
 from cli.sweep_options import add_sweep_options
-from harness.config.base import ConfigError, closest
+from errors import ConfigError, closest
 
 SUFFIXES = (".png", ".svg", ".pdf")
 EMA = 0.6  # = analysis.explore.payload.DEFAULT_EMA: light smoothing by default, as in the report

@@ -58,7 +58,7 @@ def _write(args: argparse.Namespace, path: Path) -> Path:
     """Write the report to `path`; a path that turns out unwritable (the store's own folder for the default one,
     which is not created before the sweep is known) is one line."""
     from analysis.report import write_report
-    from harness.config.base import ConfigError
+    from errors import ConfigError
 
     try:
         return write_report(args.results, args.sweep, path, metric=args.metric, baseline=args.baseline,

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from cli.rerun_changed import add_option as add_rerun_changed
-from harness.config.base import ConfigError
+from errors import ConfigError
 
 
 def register(subparsers) -> None:

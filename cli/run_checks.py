@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from harness.config.base import ConfigError
+from errors import ConfigError
 from harness.config.model import ModelConfig
 from harness.config.train import TrainConfig
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.config.base import ConfigError
+from errors import ConfigError
 from harness.config.data import DataConfig
 from harness.config.model import ModelConfig
 from harness.config.python_file import run_python_file

@@ -40,7 +40,7 @@ def strategy(args: argparse.Namespace) -> str:
 
 def check_options(args: argparse.Namespace) -> None:
     """Refuse options the chosen decoding would silently ignore (ConfigError)."""
-    from harness.config.base import ConfigError
+    from errors import ConfigError
 
     sampling = [flag for flag, used in (("--top-k", args.top_k is not None), ("--top-p", args.top_p != 1.0)) if used]
     if args.beams > 1 and (sampling or args.temperature != 1.0):
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
     import db
     from cli.run_checks import check_valid_run_id
-    from harness.config.base import ConfigError
+    from errors import ConfigError
     from harness.data.tokenizer import EOS
     from harness.sample import generate
     from harness.train.load import load_trained

@@ -60,8 +60,8 @@ def print_ladder(plan) -> None:
         rows.append([rung.index, *rung.values.values(), rung.params, _spread(tokens, ".3g"), _spread(flops, ".3g"),
                      len(cells), f"{sum(flops):.3g}"])
     print("\n" + render_table(["rung", *axes, "params", "tokens/cell", "FLOPs/cell", "cells", "FLOPs"], rows))
-    print(f"ladder: {len(plan.rungs)} rungs, {sum(spent):.3g} training FLOPs in all ({spent[-1] / sum(spent):.0%} of "
-          "it in the largest rung).")
+    print(f"ladder: {len(plan.rungs)} rungs, {sum(spent):.3g} training FLOPs in all "
+          f"({spent[-1] / sum(spent):.0%} of it in the largest rung).")
 
 
 def print_dry_run(plan, results_dir: Path, workers: int) -> None:
@@ -92,8 +92,8 @@ def print_dry_run(plan, results_dir: Path, workers: int) -> None:
         print(f"\nsearches: each row above is the base of one Optuna study of {plan.ablation.trials} trials over "
               f"{space}{confirm}; the estimate below counts the trials and confirmations.")
         seconds *= plan.ablation.trials + plan.ablation.confirm_seeds
-    basis = "measured from this store's finished runs" if rate else (f"assuming {DEFAULT_FLOPS_PER_SECOND:.0e} FLOP/s "
-                                                                     "per worker")
+    basis = ("measured from this store's finished runs" if rate
+             else f"assuming {DEFAULT_FLOPS_PER_SECOND:.0e} FLOP/s per worker")
     estimate = seconds / workers + (LAUNCH_OVERHEAD_S if done < len(plan.cells) else 0.0)
     print(f"\n{plan.name}: {len(plan.cells)} cells, {len(plan.arms)} arms, baseline {plan.baseline!r}; {done} already "
           f"finished. Estimated time with {workers} worker(s): {_duration(estimate)} ({basis}).")

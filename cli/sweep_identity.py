@@ -17,8 +17,8 @@ def settle_plan(plan, source: str, results_dir: Path, *, replace: bool, merge: b
     `seeding_round`: that round's record when it adds seeds (kept in sweep.json's `seeding`, which tells every
     reader that only the anytime-valid decisions hold)."""
     import db
+    from errors import ConfigError
     from experiments.plan.identity import merged_rows, plan_change
-    from harness.config.base import ConfigError
 
     declared, rows = plan.meta(source), [cell.plan_row() for cell in plan.plan_cells]
     stored_meta = db.read_sweep_meta(results_dir, plan.name)

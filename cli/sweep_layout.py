@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import argparse
 
+from errors import ConfigError
+from experiments.backends.layout import Layout
+from harness.train.placement import SINGLE_DEVICE, Placement
+
 # Old spellings whose commands would now mean something else (--workers used to count SLURM array elements).
 RETIRED = {
     "tasks_per_gpu": "--tasks-per-gpu is now --workers-per-device, and --workers counts workers in all, not array "
@@ -22,24 +26,22 @@ def add_layout_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, metavar="N",
                         help="workers in all, each training one cell at a time (default: one per device slot here; "
                         "one array element's on SLURM)")
-    parser.add_argument("--workers-per-device", "--per-device", dest="workers_per_device", type=int, default=1,
-                        metavar="K",
-                        help="workers sharing one GPU, for tiny proxies (default 1; --per-device: the old spelling)")
-    parser.add_argument("--devices-per-cell", type=int, default=1, metavar="N",
-                        help="devices every cell trains on, one process each, the batch split evenly (default 1)")
-    parser.add_argument("--strategy", default="ddp", metavar="ddp|fsdp",
-                        help="how a cell on several devices splits its work: ddp (a full copy per device, default) or "
-                        "fsdp (weights, gradients and optimizer state sharded)")
+    parser.add_argument("--workers-per-device", "--per-device", dest="workers_per_device", type=int,
+                        default=Layout.workers_per_device, metavar="K",
+                        help="workers sharing one GPU, for tiny proxies (default %(default)s; --per-device: the old "
+                        "spelling)")
+    parser.add_argument("--devices-per-cell", type=int, default=SINGLE_DEVICE.devices, metavar="N",
+                        help="devices every cell trains on, one process each, the batch split evenly "
+                        "(default %(default)s)")
+    parser.add_argument("--strategy", default=SINGLE_DEVICE.strategy, metavar="ddp|fsdp",
+                        help="how a cell on several devices splits its work: ddp (a full copy per device) or fsdp "
+                        "(weights, gradients and optimizer state sharded); default %(default)s")
     for name in RETIRED:
         parser.add_argument(f"--{name.replace('_', '-')}", dest=f"retired_{name}", help=argparse.SUPPRESS)
 
 
-def layout_from(args):
+def layout_from(args: argparse.Namespace) -> Layout:
     """The launch's `Layout`; ConfigError for a retired spelling or a bad value, before anything is written."""
-    from errors import ConfigError
-    from experiments.backends.layout import Layout
-    from harness.train.placement import Placement
-
     for name, message in RETIRED.items():
         if getattr(args, f"retired_{name}") is not None:
             raise ConfigError(message)

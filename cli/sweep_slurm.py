@@ -4,11 +4,52 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+from experiments.backends.slurm.resources import SlurmResources, parse_sbatch
 
 SLURM_ONLY = ("partition", "gpus_per_element", "gpu_type", "cpus_per_worker", "mem", "time", "account", "qos",
               "array_parallelism", "wait", "python", "setup", "sbatch")
+RESOURCES = ("partition", "gpus_per_element", "gpu_type", "cpus_per_worker", "mem", "time", "account", "qos",
+             "array_parallelism", "python", "setup")  # SlurmResources' fields, as given (the rest keep its defaults)
+
+
+@dataclass(frozen=True)
+class SlurmOptions:
+    """`--backend`, `--follow` and the SLURM backend's options as given (None: not given)."""
+
+    backend: str = "local"
+    follow: bool = False
+    wait: bool = False
+    partition: str | None = None
+    gpus_per_element: int | None = None
+    gpu_type: str | None = None
+    cpus_per_worker: int | None = None
+    mem: str | None = None
+    time: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    array_parallelism: int | None = None
+    python: str | None = None
+    setup: tuple[str, ...] = ()
+    sbatch: tuple[str, ...] = ()
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "SlurmOptions":
+        values = {field.name: getattr(args, field.name) for field in dataclasses.fields(cls)}
+        return cls(**{**values, "setup": tuple(args.setup), "sbatch": tuple(args.sbatch)})
+
+    def given(self) -> list[str]:
+        """The SLURM-only options given, in SLURM_ONLY's order."""
+        return [name for name in SLURM_ONLY if getattr(self, name) not in (None, False, ())]
+
+    def resources(self) -> SlurmResources:
+        """The array element's `SlurmResources` (ConfigError for a bad value)."""
+        given = {name: getattr(self, name) for name in RESOURCES if getattr(self, name) is not None}
+        return SlurmResources(**given, sbatch=tuple(parse_sbatch(list(self.sbatch)).items()))
 
 
 def add_slurm_options(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +64,7 @@ def add_slurm_options(parser: argparse.ArgumentParser) -> None:
                                       "node holding some of the --workers")
     group.add_argument("--partition", metavar="P", help="partition (default: the cluster's default)")
     group.add_argument("--gpus-per-element", type=int, metavar="G",
-                       help="GPUs each array element holds (default 0: CPU)")
+                       help=f"GPUs each array element holds (default {SlurmResources.gpus_per_element}: CPU)")
     group.add_argument("--gpu-type", metavar="T",
                        help="the GPUs' type as the cluster names it (a100, h100): --gpus-per-node=T:G")
     group.add_argument("--cpus-per-worker", "--cpus-per-task", dest="cpus_per_worker", type=int, metavar="C",
@@ -31,14 +72,13 @@ def add_slurm_options(parser: argparse.ArgumentParser) -> None:
                        "--cpus-per-task: the old spelling)")
     group.add_argument("--mem", metavar="M", help="memory per array element, SLURM's form: 16G, 16000 (MB)")
     group.add_argument("--time", metavar="T", help="time limit per allocation; at the limit each element checkpoints "
-                       "and requeues itself (default 1:00:00)")
+                       f"and requeues itself (default {SlurmResources.time})")
     group.add_argument("--account", metavar="A", help="SLURM account to charge")
     group.add_argument("--qos", metavar="Q", help="quality of service")
     group.add_argument("--array-parallelism", type=int, metavar="N",
                        help="array elements running at once (default: all)")
-    group.add_argument("--python", metavar="PATH",
-                       help="the interpreter the tasks run (default: this one; refused when "
-                       "compute nodes cannot see it), or a command the --setup lines put on PATH")
+    group.add_argument("--python", metavar="PATH", help="the interpreter the tasks run (default: this one; refused "
+                       "when compute nodes cannot see it), or a command the --setup lines put on PATH")
     group.add_argument("--setup", action="append", default=[], metavar="LINE",
                        help="a shell line each element runs first, e.g. 'module load cuda/12.4' (repeatable)")
     group.add_argument("--sbatch", action="append", default=[], metavar="KEY=VALUE",
@@ -48,45 +88,41 @@ def add_slurm_options(parser: argparse.ArgumentParser) -> None:
                        "return with the job ids)")
 
 
-def slurm_launcher(args, results_dir: Path, sweep: str, layout, report: list[str] | None):
-    """The launcher for `--backend slurm`, checked against SLURM (sbatch present, partition known, sbatch would take
-    the array) and the interpreter against the results' filesystem; None for the local backend, which refuses
-    the SLURM-only options. Raises ConfigError before anything is written; a warning waits in `args.warning`."""
-    from harness.config.base import ConfigError
+def slurm_launcher(request, results_dir: Path, sweep: str, report: list[str] | None):
+    """(launcher, warning): the launcher for `--backend slurm`, checked against SLURM (sbatch present, partition
+    known, sbatch would take the array) and the interpreter against the results' filesystem, with a warning to
+    print once the plan is written (or None); (None, None) for the local backend, which refuses the SLURM-only
+    options. `request`: cli.sweep.SweepRequest. Raises ConfigError before anything is written."""
+    from errors import ConfigError
 
-    given = [name for name in SLURM_ONLY if getattr(args, name) not in (None, False, [])]
-    if args.backend == "local":
+    slurm = request.slurm
+    given = slurm.given()
+    if slurm.backend == "local":
         if given:
             raise ConfigError(f"--{given[0].replace('_', '-')} needs --backend slurm.")
-        return None
-    if args.devices != "auto":
+        return None, None
+    if request.devices != "auto":
         raise ConfigError("--devices is for --backend local; on SLURM use --gpus-per-element and --workers-per-device.")
-    from experiments import SlurmLauncher, SlurmResources
+    from experiments import SlurmLauncher
     from experiments.backends.slurm.interpreter import check_interpreter
-    from experiments.backends.slurm.resources import parse_sbatch
 
-    resources = SlurmResources(
-        partition=args.partition, gpus_per_element=args.gpus_per_element or 0, gpu_type=args.gpu_type,
-        cpus_per_worker=args.cpus_per_worker, mem=args.mem, time=args.time or "1:00:00", account=args.account,
-        qos=args.qos, array_parallelism=args.array_parallelism, python=args.python, setup=tuple(args.setup),
-        sbatch=tuple(parse_sbatch(args.sbatch).items()))
     launcher = SlurmLauncher(
-        results_dir, sweep, layout=layout, resources=resources, retries=args.retries, stale_after=args.stale_after,
-        worker_args=("--heartbeat-every", str(args.heartbeat_every), "--keep-checkpoints", args.keep_checkpoints,
-                     *(("--optuna-storage", args.optuna_storage) if args.optuna_storage else ())),
-        report=None if report is None else report[1:])
+        results_dir, sweep, layout=request.layout, resources=slurm.resources(), retries=request.retries,
+        stale_after=request.stale_after, report=None if report is None else report[1:],
+        worker_args=("--heartbeat-every", str(request.heartbeat_every), "--keep-checkpoints", request.keep_checkpoints,
+                     *(("--optuna-storage", request.optuna_storage) if request.optuna_storage else ())))
     launcher.check()
-    args.warning = check_interpreter(args.python or sys.executable, results_dir, given=args.python is not None)
-    return launcher
+    warning = check_interpreter(slurm.python or sys.executable, results_dir, given=slurm.python is not None)
+    return launcher, warning
 
 
-def submit(launcher, args) -> int:
+def submit(launcher, request, warning: str | None) -> int:
     """Submit (unless every cell is finished), print the job ids and how to follow them; --wait follows."""
     from experiments.backends.slurm.logs import slurm_dir
     from experiments.workers.progress import ProgressReader
 
-    if getattr(args, "warning", None):
-        print(f"harness sweep: warning: {args.warning}", file=sys.stderr)
+    if warning:
+        print(f"harness sweep: warning: {warning}", file=sys.stderr)
     progress = ProgressReader(launcher.results_dir, launcher.sweep, launcher.retries, launcher.stale_after).read()
     if progress.done == progress.total:
         print(f"sweep {launcher.sweep}: every cell is finished; nothing submitted.", file=sys.stderr)
@@ -98,29 +134,29 @@ def submit(launcher, args) -> int:
           f"{workers} worker{'s' if workers > 1 else ''}, logs under {slurm_dir(launcher.results_dir)}/",
           file=sys.stderr)
     print(" ".join(jobs))
-    if not args.wait:
-        print(f"  follow: harness sweep {args.ablation} --follow --results {launcher.results_dir}\n"
+    if not request.slurm.wait:
+        print(f"  follow: harness sweep {request.ablation} --follow --results {launcher.results_dir}\n"
               f"  cancel: scancel {array}", file=sys.stderr)
         return 0
-    return launcher.follow(jobs, progress=not args.no_progress)
+    return launcher.follow(jobs, progress=request.progress)
 
 
-def follow(args, sweep: str, results_dir: Path, report: list[str] | None) -> int:
+def follow(request, sweep: str, results_dir: Path, report: list[str] | None) -> int:
     """`--follow`: the live display of a sweep submitted to SLURM from this results directory, then its closing."""
     import shutil
 
     import db
+    from errors import ConfigError
     from experiments import SlurmLauncher
-    from harness.config.base import ConfigError
 
-    for option in ("dry_run", "status", "wait"):
-        if getattr(args, option):
-            raise ConfigError(f"--follow and --{option.replace('_', '-')}: give one.")
+    for option, given in (("dry-run", request.dry_run), ("status", request.status), ("wait", request.slurm.wait)):
+        if given:
+            raise ConfigError(f"--follow and --{option}: give one.")
     if db.read_sweep_meta(results_dir, sweep) is None:
         raise ConfigError(f"--follow: no sweep {sweep!r} in {results_dir} (`harness sweeps --results {results_dir}` "
                           "lists them).")
     if shutil.which("squeue") is None:
         raise ConfigError("--follow needs SLURM's squeue on PATH; it is not there (is this a SLURM login node?).")
-    launcher = SlurmLauncher(results_dir, sweep, retries=args.retries, stale_after=args.stale_after,
+    launcher = SlurmLauncher(results_dir, sweep, retries=request.retries, stale_after=request.stale_after,
                              report=None if report is None else report[1:])
-    return launcher.follow(progress=not args.no_progress)
+    return launcher.follow(progress=request.progress)

@@ -41,7 +41,7 @@ def sweeps(args: argparse.Namespace) -> int:
     import db
     from cli.table import render_table
     from db.labels import every_label
-    from harness.config.base import ConfigError
+    from errors import ConfigError
 
     if _labelling(args):
         return label(args)
@@ -77,7 +77,7 @@ def label(args: argparse.Namespace) -> int:
     import db
     from db.labels import relabel
     from errors import closest
-    from harness.config.base import ConfigError
+    from errors import ConfigError
 
     if args.sweep is None or args.history:
         raise ConfigError("--tag, --untag, --archive and --unarchive change one sweep's labels: give its name "
@@ -104,7 +104,7 @@ def _sweep_names(results) -> list[str]:
     import warnings
 
     import db
-    from harness.config.base import ConfigError
+    from errors import ConfigError
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", db.CorruptShardWarning)
@@ -132,8 +132,8 @@ def history(args: argparse.Namespace) -> int:
     """The sweep's plans, oldest first, each with what the plan after it changed."""
     import db
     from cli.table import render_table
+    from errors import ConfigError
     from experiments.plan.identity import plan_change
-    from harness.config.base import ConfigError
 
     if args.sweep is None or not args.history:
         raise ConfigError("give a sweep name and --history (`harness sweeps SWEEP --history`), or labels to change "

@@ -5,7 +5,7 @@ Deciding after every round is peeking, which a fixed-n t-test does not survive (
 up to 20, it found a difference between identical arms in 27% of simulated sweeps); the decision here is the
 anytime-valid test of `analysis.sequential` (docs/analysis.md), the one `harness compare --sequential` shows.
 
-A round is an ordinary launch of the sweep (`cli.sweep.sweep`) whose plan keeps, per (arm, lr), the
+A round is an ordinary launch of the sweep (`cli.sweep.launch`) whose plan keeps, per (arm, lr), the
 first seeds of its current count (the baseline at an LR as many as the most its arms there have): the added
 seeds are ordinary cells of the plan, and the decisions are a function of the stored results, so the same
 command after a crash or a Ctrl-C replays the finished rounds without training and resumes the cells left.
@@ -17,7 +17,8 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Mapping
 
 DEFAULT_MAX_SEEDS = 20  # where the test decides a 1.5-sd difference in ≥ 80% of sweeps (docs/analysis.md)
 DEFAULT_SEED_BATCH = 2
@@ -31,34 +32,62 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-seeds", type=int, metavar="N",
                         help=f"with --until-decided: at most N seeds per (arm, lr) (default {DEFAULT_MAX_SEEDS})")
     parser.add_argument("--seed-batch", type=int, metavar="K",
-                        help="with --until-decided: seeds added per round to each undecided (arm, lr) (default "
-                        f"{DEFAULT_SEED_BATCH})")
-    parser.set_defaults(keep_cells=None)  # a round's plan filter (set by `run`, applied by sweep.plan_sweep)
+                        help="with --until-decided: seeds added per round to each undecided (arm, lr) "
+                        f"(default {DEFAULT_SEED_BATCH})")
 
 
-def requested(args: argparse.Namespace) -> bool:
-    """Whether any option of this module was given (so `run` checks them, also when --until-decided is missing)."""
-    given = (getattr(args, "max_seeds", None), getattr(args, "seed_batch", None))
-    return bool(getattr(args, "until_decided", False)) or any(value is not None for value in given)
+@dataclass(frozen=True)
+class UntilDecided:
+    """--until-decided and its bounds, as given (None: not given)."""
+
+    on: bool = False
+    max_seeds: int | None = None
+    seed_batch: int | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "UntilDecided":
+        return cls(args.until_decided, args.max_seeds, args.seed_batch)
+
+    @property
+    def requested(self) -> bool:
+        """Whether any of these options was given (so `run` checks them, also when --until-decided is missing)."""
+        return self.on or self.max_seeds is not None or self.seed_batch is not None
 
 
-def _check_flags(args: argparse.Namespace) -> None:
-    from harness.config.base import ConfigError
+@dataclass(frozen=True)
+class SeedRound:
+    """One round's plan: per (arm, lr) its first `counts` seeds from `first_seed` (`declared` for a baseline LR no
+    arm is compared at); `record` goes to sweep.json's `seeding` when the round adds seeds (None: the first)."""
 
-    if not args.until_decided:
-        given = "--max-seeds" if args.max_seeds is not None else "--seed-batch"
+    counts: Mapping[tuple, int]
+    first_seed: int
+    declared: int
+    record: dict | None = None
+
+    def keep(self, plan):
+        """The plan with the cells of this round only."""
+        cells = tuple(c for c in plan.cells if c.seed - self.first_seed < self.counts.get((c.arm, c.lr), self.declared))
+        return replace(plan, cells=cells)
+
+
+def _check_flags(request) -> None:
+    from errors import ConfigError
+
+    until = request.until
+    if not until.on:
+        given = "--max-seeds" if until.max_seeds is not None else "--seed-batch"
         raise ConfigError(f"{given} needs --until-decided.")
-    if args.seed_batch is not None and args.seed_batch < 1:
-        raise ConfigError(f"--seed-batch {args.seed_batch} is invalid: must be ≥ 1.")
-    if args.dry_run or args.status:
-        raise ConfigError(f"--until-decided and {'--dry-run' if args.dry_run else '--status'}: give one "
+    if until.seed_batch is not None and until.seed_batch < 1:
+        raise ConfigError(f"--seed-batch {until.seed_batch} is invalid: must be ≥ 1.")
+    if request.dry_run or request.status:
+        raise ConfigError(f"--until-decided and {'--dry-run' if request.dry_run else '--status'}: give one "
                           "(--dry-run and --status show the sweep's current plan without --until-decided).")
-    if args.backend != "local":
+    if request.slurm.backend != "local":
         raise ConfigError("--until-decided runs its rounds with --backend local.")
 
 
 def _check_plan(plan, max_seeds: int, seeds: int) -> None:
-    from harness.config.base import ConfigError
+    from errors import ConfigError
 
     if plan.studies:
         raise ConfigError(f"ablation {plan.name!r} is a search (tune=): --until-decided adds seeds to a grid's cells, "
@@ -88,17 +117,6 @@ def grow(targets: dict[tuple, int], undecided: list[tuple], batch: int, max_seed
     return {key: min(n + batch, max_seeds) if key in undecided else n for key, n in targets.items()}
 
 
-def _round_filter(counts: dict[tuple, int], first_seed: int, declared: int):
-    """The plan of a round: the cells whose seed index is below their (arm, lr)'s count (the declared seed
-    count for a baseline LR no arm is compared at)."""
-
-    def keep(plan):
-        cells = tuple(c for c in plan.cells if c.seed - first_seed < counts.get((c.arm, c.lr), declared))
-        return replace(plan, cells=cells)
-
-    return keep
-
-
 def _decisions(results_dir, plan, counts: dict[tuple, int], first_seed: int) -> dict:
     """The anytime-valid decision of every (arm, lr) on this round's seeds only (a store may hold later seeds
     from an earlier invocation: deciding on them would not replay the same rounds)."""
@@ -121,17 +139,18 @@ def _label(key: tuple) -> str:
     return f"{arm} lr={lr:g}"
 
 
-def run(args: argparse.Namespace) -> int:
+def run(request) -> int:
     """Validate, then run rounds of the sweep until every (arm, lr) is decided or at --max-seeds; the exit
-    code is the last round's (a round that did not finish every cell stops the rounds)."""
+    code is the last round's (a round that did not finish every cell stops the rounds). `request`:
+    cli.sweep.SweepRequest."""
     from analysis.verdict_rules import Verdict
-    from cli.sweep import plan_sweep, sweep
+    from cli.sweep import launch, plan_sweep
 
-    _check_flags(args)
-    plan, _, results_dir = plan_sweep(args)  # the sweep as declared: every cell validated, nothing written
+    _check_flags(request)
+    plan, _, results_dir = plan_sweep(request)  # the sweep as declared: every cell validated, nothing written
     seeds = len({c.seed for c in plan.cells})
-    max_seeds = args.max_seeds if args.max_seeds is not None else max(DEFAULT_MAX_SEEDS, seeds + 1)
-    batch = args.seed_batch or DEFAULT_SEED_BATCH
+    max_seeds = request.until.max_seeds if request.until.max_seeds is not None else max(DEFAULT_MAX_SEEDS, seeds + 1)
+    batch = request.until.seed_batch or DEFAULT_SEED_BATCH
     _check_plan(plan, max_seeds, seeds)
     first_seed = min(c.seed for c in plan.cells)
     targets = {(c.arm, c.lr): seeds for c in plan.cells if c.arm != plan.baseline}
@@ -139,12 +158,10 @@ def run(args: argparse.Namespace) -> int:
         counts = seed_counts(targets, plan.baseline)
         added = number > 1  # the first round runs the declared seeds: nothing adaptive yet
         record = {"round": number, "seeds": max(counts.values()), "max_seeds": max_seeds, "seed_batch": batch}
-        round_args = argparse.Namespace(**{**vars(args), "until_decided": False, "max_seeds": None, "seed_batch": None,
-                                           "seeds": max_seeds, "keep_cells": _round_filter(counts, first_seed, seeds),
-                                           "seeding_round": record if added else None})
+        seed_round = SeedRound(counts, first_seed, seeds, record if added else None)
         print(f"harness sweep: --until-decided round {number}: up to {max(counts.values())} seeds an (arm, lr)",
               file=sys.stderr)
-        code = sweep(round_args)
+        code = launch(replace(request, seeds=max_seeds), seed_round)
         if code != 0:
             return code
         decisions = _decisions(results_dir, plan, counts, first_seed)
@@ -152,8 +169,8 @@ def run(args: argparse.Namespace) -> int:
         for key in targets:
             test = decisions[key]
             state = (f"{test.verdict} at {test.decided_at} matched seeds" if test.decided_at else
-                     f"undecided after {test.n} matched seeds" + ("" if key in undecided else " (--max-seeds "
-                                                                  f"{max_seeds})"))
+                     f"undecided after {test.n} matched seeds"
+                     + ("" if key in undecided else f" (--max-seeds {max_seeds})"))
             print(f"  {_label(key)}: {state}", file=sys.stderr)
         if not undecided:
             left = sum(1 for key in targets if decisions[key].verdict == Verdict.UNDECIDED)

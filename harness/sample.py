@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import torch
 
-from harness.config.base import ConfigError, check_choice
+from errors import ConfigError
+from harness.config.base import check_choice
 from harness.model.cache import KVCache
 from harness.model.transformer import Transformer
 

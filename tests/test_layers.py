@@ -46,6 +46,20 @@ def test_every_package_imports_only_the_packages_below_it():
     assert breaches == []
 
 
+def config_error_imported_elsewhere(path: Path) -> list[str]:
+    """`path:line module` for every import of `ConfigError` from anywhere but `errors` (a re-export)."""
+    return [f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{node.lineno} {node.module}"
+            for node in ast.walk(ast.parse(path.read_text(), str(path)))
+            if isinstance(node, ast.ImportFrom) and node.module != "errors"
+            and "ConfigError" in {alias.name for alias in node.names}]
+
+
+def test_config_error_is_imported_from_errors_only():
+    """One import path for ConfigError: errors/, at the bottom, which every layer may import."""
+    paths = [path for package in (*PACKAGES, "tests", "benchmarks") for path in sorted((ROOT / package).rglob("*.py"))]
+    assert [found for path in paths for found in config_error_imported_elsewhere(path)] == []
+
+
 def test_the_floor_plan_names_every_package():
     found = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
     assert found == set(PACKAGES)
@@ -71,3 +85,9 @@ def test_a_breach_is_caught(tmp_path):
     module = tmp_path / "breach.py"
     module.write_text("def f():\n    from cli.main import main\n    import torch.nn\n")
     assert imported_packages(module) - ALLOWED["analysis"] == {"cli"}
+
+
+def test_a_second_import_path_is_caught(tmp_path):
+    module = tmp_path / "reexport.py"
+    module.write_text("from harness.config.base import ConfigError, check\nfrom errors import ConfigError\n")
+    assert config_error_imported_elsewhere(module) == [f"{module}:1 harness.config.base"]

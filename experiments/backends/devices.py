@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 
-from harness.config.base import ConfigError
+from errors import ConfigError
 
 _CUDA = re.compile(r"^cuda:(\d+)$")
 

@@ -16,7 +16,7 @@ import time
 
 from db.errors import DbError
 from experiments.backends.local_workers import LocalWorkers
-from experiments.workers.closing import close_sweep, closing_error
+from experiments.workers.closing import Closing, close_sweep, closing_error
 from experiments.workers.live_report import LiveReport
 from experiments.workers.progress import EXIT_CELLS_LEFT, ProgressReader, exit_code, left_lines, render
 
@@ -149,7 +149,8 @@ class LocalSweep:
         waited, closer = False, f"local-{socket.gethostname()}-{os.getpid()}"
         try:
             while (outcome := close_sweep(self.results_dir, self.sweep, retries=self.retries, report=None,
-                                          stale_after=self.stale_after, closer=closer, live=self.report)) == "busy":
+                                          stale_after=self.stale_after, closer=closer,
+                                          live=self.report)) is Closing.BUSY:
                 if not waited:
                     print(f"sweep {self.sweep}: another launcher is closing it (compaction, the report's last page); "
                           "waiting for it", file=sys.stderr, flush=True)
@@ -159,8 +160,8 @@ class LocalSweep:
         except (DbError, OSError) as error:  # housekeeping failed (a filesystem without locks): the cells stand
             print(f"sweep {self.sweep}: the store could not be compacted ({error}); the next run of this command "
                   "closes it", file=sys.stderr)
-            outcome = "failed"
-        if outcome == "closed":
+            outcome = None  # not closed here
+        if outcome is Closing.CLOSED:
             return self.report.error
         self.report.abandon()  # the closer drew the last page
         return closing_error(self.results_dir, self.sweep) if waited else None

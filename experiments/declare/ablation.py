@@ -7,10 +7,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NoReturn, Sequence
 
+from errors import ConfigError
 from experiments.declare.grid import Grid
 from experiments.declare.grid import grid as make_grid
 from experiments.declare.ladder import Ladder
-from harness.config.base import ConfigError
 from harness.config.model import ModelConfig
 
 MATCHES = ("params", "flops")

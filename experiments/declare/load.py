@@ -6,8 +6,8 @@ import importlib
 import pkgutil
 from pathlib import Path
 
+from errors import ConfigError, closest
 from experiments.declare.ablation import Ablation
-from harness.config.base import ConfigError, closest
 from harness.config.python_file import run_python_file
 
 

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from harness.config.base import ConfigError
+from errors import ConfigError
 
 
 def _number(name: str, value: Any) -> float:

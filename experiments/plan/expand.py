@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, Mapping
 
+from errors import ConfigError, closest
 from harness import calc
-from harness.config.base import ConfigError, closest
 from harness.config.data import DataConfig
 from harness.config.model import ModelConfig
 from harness.config.run_configs import RunConfigs, field_owners, route

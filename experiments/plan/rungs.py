@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from errors import ConfigError
 from experiments.declare.ablation import Ablation
 from experiments.declare.ladder import Ladder
 from harness import calc
-from harness.config.base import ConfigError
 from harness.config.run_configs import RunConfigs
 
 RUNG_SEPARATOR = "@"  # a ladder's arm is `<grid arm>@<rung>`: `qk_norm=rmsnorm@d_model=128,n_layers=4`

@@ -16,6 +16,7 @@ and its value goes back to the study.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import os
 import warnings
@@ -70,7 +71,7 @@ def check_storage(url: str) -> None:
     """Reach the storage before any compute: a bad URL is one clear error (exit 2), not a traceback later."""
     import sqlalchemy as sa
 
-    from harness.config.base import ConfigError
+    from errors import ConfigError
 
     try:
         with sa.create_engine(url).connect():
@@ -99,6 +100,14 @@ def trial_value(results_dir: Path, run_id: str) -> tuple[str, float | None]:
     return status, value
 
 
+class StudyState(enum.Enum):
+    """Where a study stands for the worker that asks (`StudyRunner.state`)."""
+
+    OPEN = "open"  # ask a trial
+    BUSY = "busy"  # the rest of its trials are running elsewhere
+    DONE = "done"  # enough trials finished
+
+
 class StudyRunner:
     """One study as seen by one worker."""
 
@@ -114,8 +123,8 @@ class StudyRunner:
             counts[trial.state.name] += 1
         return counts
 
-    def state(self) -> str:
-        """'done' (enough finished trials), 'busy' (the rest are running elsewhere) or 'open' (ask one)."""
+    def state(self) -> StudyState:
+        """Whether the study has room for a trial (stale trials of dead workers failed and re-queued first)."""
         import optuna
 
         with warnings.catch_warnings():
@@ -124,10 +133,10 @@ class StudyRunner:
         counts = self._counts()
         finished = counts["COMPLETE"] + counts["PRUNED"]
         if finished >= self.study.trials:
-            return "done"
+            return StudyState.DONE
         if finished + counts["RUNNING"] >= self.study.trials and counts["WAITING"] == 0:
-            return "busy"
-        return "open"
+            return StudyState.BUSY
+        return StudyState.OPEN
 
     def ask(self):
         """A new (or re-queued) trial, or None when other workers already fill the study's trial count."""

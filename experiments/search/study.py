@@ -5,13 +5,12 @@ so the comparison tests it on runs it was not selected on."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
+from errors import ConfigError
 from experiments.declare.space import Choice, IntUniform, LogUniform, Uniform
 from experiments.plan.cell import Cell
-from harness.config.base import ConfigError
 from harness.config.run_configs import RunConfigs
 
 _KINDS = {cls.__name__: cls for cls in (Uniform, LogUniform, IntUniform, Choice)}
@@ -94,7 +93,3 @@ class Study:
         return cls(record["index"], Cell.from_plan_row(record["cell"]),
                    {k: space_from_json(v) for k, v in record["space"].items()},
                    record["trials"], record["sampler"], record["pruner"], record.get("confirm_seeds", 0))
-
-    @staticmethod
-    def records_json(studies) -> str:
-        return json.dumps([s.record() for s in studies])

@@ -33,20 +33,6 @@ from db.liveness import pid_alive
 
 CLAIMS_DIR = "claims"
 BEAT_SUFFIX = ".beat"
-HEARTBEAT_EVERY = 2.0  # seconds between beats; also how fresh the live display's step counts are
-MIN_BEATS = 5  # `stale_after` must span this many beats, so a late beat or two never frees a live claim
-
-
-def check_stale_after(stale_after: float, heartbeat_every: float = HEARTBEAT_EVERY) -> None:
-    """ConfigError unless `stale_after` spans at least MIN_BEATS heartbeat intervals."""
-    from harness.config.base import ConfigError
-
-    if not heartbeat_every > 0:
-        raise ConfigError(f"--heartbeat-every {heartbeat_every:g} is invalid: must be > 0 seconds.")
-    minimum = MIN_BEATS * heartbeat_every
-    if not stale_after >= minimum:
-        raise ConfigError(f"--stale-after {stale_after:g} is invalid: must be ≥ {minimum:g} seconds ({MIN_BEATS} "
-                          f"heartbeats of {heartbeat_every:g} s), or a healthy worker could lose its cell.")
 
 
 def _process_start(pid: int) -> str | None:

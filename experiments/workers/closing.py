@@ -10,6 +10,7 @@ so a later look at the same finished sweep closes nothing again, and a sweep tha
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import os
@@ -18,9 +19,19 @@ import sys
 from pathlib import Path
 
 import db
-from experiments.workers.claims import HEARTBEAT_EVERY, BeatWatcher, Heartbeat, try_claim
+from experiments.workers.claims import BeatWatcher, Heartbeat, try_claim
 from experiments.workers.live_report import LiveReport
+from experiments.workers.options import HEARTBEAT_EVERY
 from experiments.workers.progress import ProgressReader
+
+
+class Closing(enum.Enum):
+    """What one look at closing a sweep found or did (`close_sweep`)."""
+
+    CLOSED = "closed"  # closed here, now: the store compacted and the report's last page drawn
+    ALREADY = "already"  # these cells were closed before
+    BUSY = "busy"  # another closer is at it: ask again later
+    UNFINISHED = "unfinished"  # some cell is not finished yet
 
 
 # One watcher per sweep this process closes, kept between its looks: a new one would see a stopped beat as fresh.
@@ -45,26 +56,25 @@ def closed(results_dir: Path, sweep: str, digest: str) -> bool:
 
 
 def close_sweep(results_dir: Path, sweep: str, *, retries: int, stale_after: float, report: list[str] | None,
-                closer: str, live: LiveReport | None = None) -> str:
-    """Close the sweep if every cell is finished: 'closed' (done here), 'already' (closed before), 'busy'
-    (another closer is at it: ask again later; a closer on another host that died is taken over once its
-    beat has not changed for `stale_after` between this process's looks), 'unfinished'. `report`: the report
-    process's command (None: no report); `live`: one already running (its last page is drawn after the
-    compaction)."""
+                closer: str, live: LiveReport | None = None) -> Closing:
+    """Close the sweep if every cell is finished and nobody did. While another closer is at it, BUSY; one on
+    another host that died is taken over once its beat has not changed for `stale_after` between this process's
+    looks. `report`: the report process's command (None: no report); `live`: one already running (its last page
+    is drawn after the compaction)."""
     results_dir = Path(results_dir)
     reader = ProgressReader(results_dir, sweep, retries, stale_after)
     if reader.read().done < reader.total:
-        return "unfinished"
+        return Closing.UNFINISHED
     digest = cells_digest(reader)
     if closed(results_dir, sweep, digest):
-        return "already"
+        return Closing.ALREADY
     watcher = _watchers.setdefault((str(results_dir), sweep), BeatWatcher(stale_after))
     claim = try_claim(results_dir, f"sweep-close.{sweep}", worker=closer, sweep=sweep, watcher=watcher)
     if claim is None:
-        return "busy"
+        return Closing.BUSY
     with Heartbeat(claim, HEARTBEAT_EVERY, 0):
         if closed(results_dir, sweep, digest):  # closed between our look and our claim
-            return "already"
+            return Closing.ALREADY
         live = live or LiveReport(report, db.sweep_dir(results_dir, sweep) / "logs" / "report.log")
         live.start()
         live.hold()  # nothing reads the store while it is compacted
@@ -79,7 +89,7 @@ def close_sweep(results_dir: Path, sweep: str, *, retries: int, stale_after: flo
         tmp.write_text(json.dumps({"cells": digest, "by": closer, "host": socket.gethostname(),
                                    "report_error": live.error}))
         os.replace(tmp, marker)
-    return "closed"
+    return Closing.CLOSED
 
 
 def closing_error(results_dir: Path, sweep: str) -> str | None:

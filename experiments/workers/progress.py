@@ -10,8 +10,8 @@ from pathlib import Path
 import db
 from db.catalog import run_problems
 from experiments.workers.claims import BeatWatcher, ClaimInfo, current_claim
+from experiments.workers.options import DEFAULT_STALE_AFTER
 
-DEFAULT_STALE_AFTER = 60.0
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import types
 import typing
 from typing import Any, Iterable, Mapping
 
-from errors import ConfigError, closest  # noqa: F401  every layer's input errors (errors/), raised by the configs
+from errors import ConfigError, closest
 
 
 def check_choice(owner: str, field: str, value: Any, options: Iterable[str]) -> None:

@@ -1,6 +1,6 @@
 """`DataError`: the corpus or its cache cannot give a run what it asks for."""
 
-from harness.config.base import ConfigError
+from errors import ConfigError
 
 
 class DataError(ConfigError):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from errors import closest
-from harness.config import ConfigError, ModelConfig
+from errors import ConfigError, closest
+from harness.config import ModelConfig
 from harness.hf.families import ARCHITECTURES, FAMILIES
 from harness.hf.family import Family
 from harness.hf.source import HFConfig

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
-from harness.config import ConfigError
+from errors import ConfigError
 
 if TYPE_CHECKING:
     from harness.hf.family import Family

@@ -15,7 +15,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from harness.config import ConfigError, ModelConfig
+from errors import ConfigError
+from harness.config import ModelConfig
 from harness.hf.config import family_of, model_config_from_hf
 from harness.hf.names import llama_layout_name
 from harness.model import Transformer, build_model

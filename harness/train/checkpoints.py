@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from harness.config.base import ConfigError
+from errors import ConfigError
 
 CONFIGS_KEY = "harness_configs"  # where a checkpoint keeps the configs its model and run were built from
 LAST = "last.ckpt"

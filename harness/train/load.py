@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from harness.config.base import ConfigError
+from errors import ConfigError
 from harness.config.model import ModelConfig
 from harness.model import Transformer, build_model
 from harness.train.checkpoints import CONFIGS_KEY, TOKENIZER, checkpoint_dir, load_checkpoint, run_checkpoint

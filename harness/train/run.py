@@ -1,7 +1,8 @@
 """Train one arm end to end: configs + prepared data → Lightning Trainer with telemetry → results store.
 
-`train_run` is what `harness run` and the experiment launchers call. Everything a user can get wrong is
-checked before this point (`harness.train.checks`); what happens here is compute.
+`train_run` is what `harness run` and the sweep workers call. Everything a user can get wrong is checked
+before this point (each config as it is built, `harness run`'s checks or the sweep's plan, and `check_run_inputs`
+below for what needs torch); what happens here is compute.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from lightning.pytorch import Callback, Trainer, seed_everything
 from lightning.pytorch.loggers import Logger
 from lightning.pytorch.plugins.environments import LightningEnvironment, SLURMEnvironment
 
+from errors import ConfigError
 from harness import calc
-from harness.config.base import ConfigError
 from harness.config.data import DataConfig
 from harness.config.model import ModelConfig
 from harness.config.train import TrainConfig

@@ -7,7 +7,7 @@ import pytest
 import db
 from experiments import expand
 from experiments.declare.load import library_names, load_ablation
-from experiments.workers.worker import Worker
+from experiments.workers.claim_loop import Worker
 
 SMOKE = dict(steps=2, vocab_size=512, seq_len=32, batch_size=4, val_seqs=4, probe_seqs=2, checkpoint_every=2)
 

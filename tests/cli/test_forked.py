@@ -10,7 +10,7 @@ import textwrap
 PRELUDE = """
 import os, threading
 from cli.forked import Forked
-from harness.config.base import ConfigError
+from errors import ConfigError
 parent = os.getpid()
 """
 

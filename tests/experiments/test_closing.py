@@ -13,7 +13,7 @@ import db
 from experiments.backends.local import LocalSweep
 from experiments.backends.local_workers import LocalWorkers
 from experiments.workers.claims import current_claim
-from experiments.workers.closing import close_sweep
+from experiments.workers.closing import Closing, close_sweep
 
 from .test_exit_code import stored_plan
 
@@ -66,7 +66,7 @@ def test_a_launcher_waits_while_another_closes_then_exits_0(tmp_path, ablation_f
     other = subprocess.Popen([sys.executable, "-c", HOLD_THE_CLOSING, str(results), "3"], stdout=subprocess.PIPE,
                              text=True)
     assert other.stdout.readline() == "closing\n"
-    assert close_sweep(results, "t", retries=0, stale_after=10.0, report=None, closer="me") == "busy"
+    assert close_sweep(results, "t", retries=0, stale_after=10.0, report=None, closer="me") is Closing.BUSY
     assert finish(results) == 0  # waited for the other (it closes nothing: it released), then closed it itself
     other.wait()
     err = capsys.readouterr().err

@@ -8,10 +8,10 @@ import json
 import pytest
 
 import db
+from errors import ConfigError
 from experiments import Ablation, LogUniform, grid
 from experiments.search.study import CONFIRM_SEED_STRIDE
 from experiments.workers.progress import ProgressReader, stored_cells
-from harness.config.base import ConfigError
 
 from .conftest import finished_segments, start_sweep
 

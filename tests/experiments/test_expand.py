@@ -111,7 +111,7 @@ def test_arms_that_resolve_to_the_same_configs_are_refused():
 
 
 def test_ablation_arguments_are_checked_at_construction():
-    from harness.config.base import ConfigError
+    from errors import ConfigError
 
     for kwargs, message in [(dict(seeds=0), "seeds=0"), (dict(lrs=[]), "lrs="), (dict(match="size"), "match='size'"),
                             (dict(budget={"epochs": 1}), "budget="), (dict(name="a/b"), "name must be"),

@@ -5,11 +5,11 @@ import re
 
 import pytest
 
+from errors import ConfigError
 from experiments import Ablation, SweepError, expand, grid
 from experiments.declare.ladder import ladder
 from experiments.plan.rungs import RUNG_SEPARATOR
 from harness import calc
-from harness.config.base import ConfigError
 
 TRAIN = {"batch_size": 4, "seq_len": 32}
 

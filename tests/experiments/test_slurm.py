@@ -11,12 +11,12 @@ import subprocess
 import pytest
 
 import db
+from errors import ConfigError
 from experiments import Layout, SlurmLauncher, SlurmResources, expand
 from experiments.backends.devices import parse_devices, visible_gpus, worker_slots
 from experiments.backends.slurm.logs import slurm_log, worker_name
 from experiments.backends.slurm.resources import parse_time
 from experiments.declare.load import load_ablation
-from harness.config.base import ConfigError
 from harness.train.checkpoints import last_checkpoint
 
 from .conftest import finished_segments, sweep_command, wait_for

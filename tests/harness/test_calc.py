@@ -4,8 +4,9 @@ checks, tests/harness/model/test_registry.py.)"""
 
 import pytest
 
+from errors import ConfigError
 from harness import calc
-from harness.config import ConfigError, ModelConfig
+from harness.config import ModelConfig
 from harness.presets import gemma2, llama3, stack_100m
 
 SEED_BLOCK = ModelConfig(d_model=512, n_layers=1, n_heads=8, n_kv_heads=2, d_ff=1365, mlp="swiglu", qk_norm="rmsnorm")

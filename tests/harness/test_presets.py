@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
+from errors import ConfigError
 from harness import calc
-from harness.config import ConfigError
 from harness.config.model import derived_d_ff
 from harness.presets import PRESETS, from_name
 

@@ -3,7 +3,7 @@ import itertools
 import pytest
 import torch
 
-from harness.config.base import ConfigError
+from errors import ConfigError
 from harness.config.model import ModelConfig
 from harness.model import build_model
 from harness.sample import generate, top_k_filter, top_p_filter

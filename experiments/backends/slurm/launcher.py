@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from errors import ConfigError
 from experiments.backends.layout import Layout
 from experiments.backends.slurm.logs import failed_cell_log, record_jobs, recorded_jobs, slurm_dir
 from experiments.backends.slurm.resources import SlurmResources, parse_time  # noqa: F401  parse_time: the API
-from experiments.workers.progress import DEFAULT_STALE_AFTER
-from harness.config.base import ConfigError
+from experiments.workers.options import DEFAULT_STALE_AFTER
 
 # Time-limit requeues allowed per element (preemptions do not count): a sweep longer than --time is meant to
 # run as a chain of short allocations; the chain ends by itself when no cell is left.
@@ -163,13 +163,13 @@ class SlurmLauncher:
         """Close the finished sweep (or wait while the array's closer does), then say how it ended."""
         import socket
 
-        from experiments.workers.closing import close_sweep, closing_error
+        from experiments.workers.closing import Closing, close_sweep, closing_error
         from experiments.workers.progress import ProgressReader, exit_code
 
         report = None if self.report is None else [sys.executable, *self.report]
         closer = f"follow-{socket.gethostname()}-{os.getpid()}"
         while close_sweep(self.results_dir, self.sweep, retries=self.retries, stale_after=self.stale_after,
-                          report=report, closer=closer) == "busy":
+                          report=report, closer=closer) is Closing.BUSY:
             time.sleep(FOLLOW_EVERY)
         if (error := closing_error(self.results_dir, self.sweep)) is not None:
             print(f"sweep {self.sweep}: the report could not be written: {error}", file=sys.stderr)

@@ -116,13 +116,13 @@ class SweepTask(submitit.helpers.Checkpointable):
 
     def _close(self, name: str, keeper) -> None:
         """Compact the store and draw the report's last page if the sweep is finished and nobody did (once)."""
-        from experiments.workers.closing import close_sweep
+        from experiments.workers.closing import Closing, close_sweep
 
         outcome = close_sweep(Path(self.results_dir), self.sweep, retries=self.retries, stale_after=self.stale_after,
                               report=self._report(), closer=name, live=None if keeper is None else keeper.live)
-        if keeper is not None and outcome != "closed":
+        if keeper is not None and outcome is not Closing.CLOSED:
             keeper.live.abandon()  # the closer draws the last page, after compacting
-        print(f"{time.strftime('%H:%M:%S')} {name}: closing the sweep: {outcome}", flush=True)
+        print(f"{time.strftime('%H:%M:%S')} {name}: closing the sweep: {outcome.value}", flush=True)
 
     def _ended(self, env, rank: int | None = None) -> Path:
         """The file a task touches when its worker has returned (its cell checkpointed and released, or no

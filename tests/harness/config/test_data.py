@@ -1,6 +1,7 @@
 import pytest
 
-from harness.config import ConfigError, DataConfig, ModelConfig, TrainConfig
+from errors import ConfigError
+from harness.config import DataConfig, ModelConfig, TrainConfig
 
 
 def test_defaults_are_valid_and_round_trip():

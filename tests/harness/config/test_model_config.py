@@ -7,7 +7,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from harness.config import ConfigError, ModelConfig
+from errors import ConfigError
+from harness.config import ModelConfig
 from harness.config.base import field_type, literal_options
 from harness.config.model import RULES
 from harness.config.rules import default

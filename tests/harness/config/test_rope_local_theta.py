@@ -2,7 +2,8 @@
 
 import pytest
 
-from harness.config import ConfigError, ModelConfig
+from errors import ConfigError
+from harness.config import ModelConfig
 
 WINDOWED = dict(sliding_window=4, global_every=6)
 

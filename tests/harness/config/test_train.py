@@ -2,7 +2,8 @@
 
 import pytest
 
-from harness.config import ConfigError, TrainConfig
+from errors import ConfigError
+from harness.config import TrainConfig
 
 
 def test_defaults_round_trip_and_hash_is_stable():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import ConfigError
+from errors import ConfigError
 from harness.hf.config import model_config_from_hf
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "llama-3.2-3b-config.json"

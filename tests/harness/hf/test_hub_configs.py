@@ -5,8 +5,8 @@ import pytest
 import torch
 import transformers
 
+from errors import ConfigError
 from harness import calc
-from harness.config import ConfigError
 from harness.hf import model_config_from_hf
 
 # Gemma 3 1B's sizes in the hub's legacy format: rope_theta / rope_local_base_freq / sliding_window_pattern, no

@@ -10,7 +10,7 @@ import pytest
 import torch
 import transformers  # a test dependency (the [test] extra): parity must run, never skip
 
-from harness.config import ConfigError
+from errors import ConfigError
 from harness.config.model import LLAMA3_ROPE_DEFAULTS
 from harness.hf import from_hf
 from harness.model import build_model

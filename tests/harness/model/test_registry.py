@@ -22,9 +22,10 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
+from errors import ConfigError
 from harness import calc
 from harness.config import DataConfig, TrainConfig
-from harness.config.base import ConfigError, literal_options
+from harness.config.base import literal_options
 from harness.config.model import RULES, ModelConfig
 from harness.config.rules import default, enabling
 from harness.model import KVCache, build_model, registry

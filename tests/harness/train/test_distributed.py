@@ -95,7 +95,7 @@ def test_a_stop_reaching_one_process_stops_both_and_resumes_on_one(runs, train_d
 
 
 def test_every_process_needs_an_equal_share_of_the_batch():
-    from harness.config.base import ConfigError
+    from errors import ConfigError
 
     Placement(4).check_batch(8, "arm base")
     with pytest.raises(ConfigError, match=r"--devices-per-cell 3 does not divide TrainConfig.batch_size=8 of arm base: "
