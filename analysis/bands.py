@@ -31,7 +31,8 @@ def seed_band(frame: pd.DataFrame, by: list[str], value: str = "value", log: boo
         positive = frame[frame[value] > 0]
         band = seed_band(positive.assign(**{value: np.log(positive[value])}), by, value)
         return band.assign(mean=np.exp(band["mean"]), low=np.exp(band["low"]), high=np.exp(band["high"]))
-    band = frame.groupby(by, dropna=False)[value].agg(mean="mean", sd="std", n="count", lo="min", hi="max").reset_index()
+    band = (frame.groupby(by, dropna=False)[value]
+            .agg(mean="mean", sd="std", n="count", lo="min", hi="max").reset_index())
     with np.errstate(invalid="ignore", divide="ignore"):  # seeds that agree exactly have a band of width 0, not NaN
         half = stats.t.ppf((1 + CONFIDENCE) / 2, band["n"] - 1) * band["sd"] / np.sqrt(band["n"])
     low, high = band["mean"] - half, band["mean"] + half

@@ -87,7 +87,8 @@ def paired(arm, baseline) -> Paired:
     """Paired comparison of equal-length arrays matched by seed (the scalar form of `paired_tests`)."""
     result = paired_tests(np.asarray(arm, dtype=float) - np.asarray(baseline, dtype=float))
     delta = result.delta
-    return Paired(Interval(float(delta.mean), float(delta.low), float(delta.high), int(delta.n)), float(result.p), float(result.sd))
+    return Paired(Interval(float(delta.mean), float(delta.low), float(delta.high), int(delta.n)), float(result.p),
+                  float(result.sd))
 
 
 def sign_tests(diffs) -> tuple[np.ndarray, np.ndarray]:
@@ -165,5 +166,6 @@ def seeds_needed_rows(sd, n, min_effect, power: float = POWER) -> np.ndarray:
         active = searching & (low < high)
         high, low = np.where(active & ok, middle, high), np.where(active & ~ok, middle + 1, low)
     needed = np.where(capped, MAX_SEEDS, high).astype(float)
-    needed = np.where(~unknown & (upper == 0), ZERO_SPREAD_PAIRS, needed)  # no spread: the fewest pairs whose zero spread decides
+    # no spread: the fewest pairs whose zero spread decides
+    needed = np.where(~unknown & (upper == 0), ZERO_SPREAD_PAIRS, needed)
     return np.where(unknown, np.nan, needed)

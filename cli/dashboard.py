@@ -15,7 +15,8 @@ def register(subparsers) -> None:
         description="An index of every sweep (question, progress, running/interrupted/finished), each sweep's report "
         "rendered on request (it reloads while the sweep runs), and two sweeps side by side, until Ctrl-C.",
     )
-    parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
+    parser.add_argument("--results", metavar="DIR",
+                        help="results directory (default: $HARNESS_RESULTS, else ./results)")
     add_serve_options(parser, "the dashboard")
     parser.set_defaults(handler=run)
 

@@ -51,9 +51,9 @@ class Forked:
             signal.signal(signal.SIGUSR1, signal.SIG_DFL)
             self._answer(write)
         os.close(write)
-        # Last, with no call after it (Python runs a signal's handler only as a call returns, a loop jumps back or a function begins): an
-        # answer that comes sooner must not raise here, where _Answered would escape the `with` that never began.
-        # The block then runs to its end and result() raises the answer.
+        # Last, with no call after it (Python runs a signal's handler only as a call returns, a loop jumps back or a
+        # function begins): an answer that comes sooner must not raise here, where _Answered would escape the `with`
+        # that never began. The block then runs to its end and result() raises the answer.
         self._in_block = True
         return self
 

@@ -12,9 +12,11 @@ DEFAULT_PORT = 8765
 def add_serve_options(parser: argparse.ArgumentParser, what: str) -> None:
     """--host and --port for serving `what`."""
     parser.add_argument("--host", default=DEFAULT_HOST,
-                        help=f"address to serve {what} on (default: {DEFAULT_HOST}, this machine only; from a laptop use an SSH "
-                        f"tunnel: ssh -L {DEFAULT_PORT}:localhost:{DEFAULT_PORT} login-node; 0.0.0.0 serves every interface, unauthenticated)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT}; 0 picks a free one)")
+                        help=f"address to serve {what} on (default: {DEFAULT_HOST}, this machine only; from a laptop "
+                        f"use an SSH tunnel: ssh -L {DEFAULT_PORT}:localhost:{DEFAULT_PORT} login-node; 0.0.0.0 serves "
+                        "every interface, unauthenticated)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT,
+                        help=f"port (default: {DEFAULT_PORT}; 0 picks a free one)")
 
 
 def _stop(signum, frame) -> None:

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cli import until_decided
-from cli.rerun_changed import add_option as add_rerun_changed, settle_sweep_code
+from cli.rerun_changed import add_option as add_rerun_changed
+from cli.rerun_changed import settle_sweep_code
 from cli.run import add_keep_checkpoints
 from cli.run_checks import check_results_dir
 from cli.sweep_dry_run import print_dry_run
@@ -30,8 +31,13 @@ from errors import ConfigError
 from experiments.backends.devices import parse_devices, worker_slots
 from experiments.backends.layout import Layout
 from experiments.backends.slurm.logs import failed_cell_log
-from experiments.workers.options import (DEFAULT_RETRIES, DEFAULT_STALE_AFTER, HEARTBEAT_EVERY, MIN_BEATS,
-                                        check_stale_after)
+from experiments.workers.options import (
+    DEFAULT_RETRIES,
+    DEFAULT_STALE_AFTER,
+    HEARTBEAT_EVERY,
+    MIN_BEATS,
+    check_stale_after,
+)
 from harness.config.run_configs import parse_overrides
 
 

@@ -27,7 +27,8 @@ def register(subparsers) -> None:
                          help="hide SWEEP from this listing and the dashboard's index (nothing is deleted)")
     archive.add_argument("--unarchive", dest="archived", action="store_const", const=False, help="show SWEEP again")
     parser.add_argument("--archived", dest="show_archived", action="store_true", help="list archived sweeps too")
-    parser.add_argument("--results", metavar="DIR", help="results directory (default: $HARNESS_RESULTS, else ./results)")
+    parser.add_argument("--results", metavar="DIR",
+                        help="results directory (default: $HARNESS_RESULTS, else ./results)")
     parser.set_defaults(handler=sweeps)
 
 
@@ -76,8 +77,7 @@ def label(args: argparse.Namespace) -> int:
     """Change SWEEP's tags and archive state, and say what they are now."""
     import db
     from db.labels import relabel
-    from errors import closest
-    from errors import ConfigError
+    from errors import ConfigError, closest
 
     if args.sweep is None or args.history:
         raise ConfigError("--tag, --untag, --archive and --unarchive change one sweep's labels: give its name "
@@ -161,7 +161,8 @@ def history(args: argparse.Namespace) -> int:
 def _seeding_rows(meta: dict) -> list[list]:
     """The rounds in which --until-decided added seeds to the current plan, one row each."""
     rounds = (meta.get("seeding") or {}).get("rounds", [])
-    return [[f"  until-decided round {r['round']}", "", "", "", f"seeds up to {r['seeds']} per arm and LR, where undecided "
+    return [[f"  until-decided round {r['round']}", "", "", "",
+             f"seeds up to {r['seeds']} per arm and LR, where undecided "
              f"(--max-seeds {r['max_seeds']}, --seed-batch {r['seed_batch']})"] for r in rounds]
 
 

@@ -167,7 +167,8 @@ def _closest_multiple(count: Callable[[int], int], target: int) -> int:
     return high
 
 
-def _iso(cfg: ModelConfig, target: tuple[str, int], measure: Callable[[ModelConfig], int], solve: str, multiple_of: int, who: str) -> tuple[ModelConfig, int]:
+def _iso(cfg: ModelConfig, target: tuple[str, int], measure: Callable[[ModelConfig], int], solve: str, multiple_of: int,
+         who: str) -> tuple[ModelConfig, int]:
     """Resize `cfg` along `solve` so `measure(cfg)` (non-decreasing in the solved field) is closest to the
     target, given as (argument name, value) for the error message."""
     check_choice(who, "solve", solve, SOLVABLE_FIELDS)
@@ -183,7 +184,8 @@ def _iso(cfg: ModelConfig, target: tuple[str, int], measure: Callable[[ModelConf
     return solved, measure(solved) - target
 
 
-def iso_param(cfg: ModelConfig, target_params: int, solve: str = "d_ff", multiple_of: int = 1) -> tuple[ModelConfig, int]:
+def iso_param(cfg: ModelConfig, target_params: int, solve: str = "d_ff",
+              multiple_of: int = 1) -> tuple[ModelConfig, int]:
     """Resize `cfg` so its total parameter count is as close to `target_params` as the grid allows.
 
     solve='d_ff' changes only the MLP hidden size; solve='d_model' changes the width (see `_with_width`).
@@ -193,7 +195,9 @@ def iso_param(cfg: ModelConfig, target_params: int, solve: str = "d_ff", multipl
     return _iso(cfg, ("target_params", target_params), params, solve, multiple_of, "iso_param")
 
 
-def iso_flops(cfg: ModelConfig, target_flops: int, seq_len: int, solve: str = "d_ff", multiple_of: int = 1) -> tuple[ModelConfig, int]:
+def iso_flops(cfg: ModelConfig, target_flops: int, seq_len: int, solve: str = "d_ff",
+              multiple_of: int = 1) -> tuple[ModelConfig, int]:
     """As `iso_param`, matching training FLOPs per token at `seq_len` instead of parameters.
     Returns (new config, residual = flops_per_token(new) - target_flops)."""
-    return _iso(cfg, ("target_flops", target_flops), lambda c: flops_per_token(c, seq_len), solve, multiple_of, "iso_flops")
+    return _iso(cfg, ("target_flops", target_flops), lambda c: flops_per_token(c, seq_len), solve, multiple_of,
+                "iso_flops")

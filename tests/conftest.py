@@ -5,9 +5,9 @@ each pytest-xdist worker."""
 from __future__ import annotations
 
 import os
+import pydoc_data.topics
 from pathlib import Path
 
-import pydoc_data.topics
 import pytest
 
 from harness.config import DataConfig, ModelConfig, TrainConfig
@@ -75,7 +75,8 @@ def run_tiny(tmp_path, train_data, train_data_cfg, tiny_model_cfg, tiny_train_cf
     results = tmp_path / "results"
 
     def run(run_id: str = "r", resume: bool = False, model: ModelConfig | None = None, **train_changes):
-        spec = RunSpec(model or tiny_model_cfg, tiny_train_cfg.replace(**train_changes), train_data_cfg, results, run_id, resume)
+        spec = RunSpec(model or tiny_model_cfg, tiny_train_cfg.replace(**train_changes), train_data_cfg, results,
+                       run_id, resume)
         return train_run(spec, train_data, progress=False), results
 
     return run

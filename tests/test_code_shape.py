@@ -21,7 +21,8 @@ def long_functions(path: Path) -> list[str]:
 
 
 def test_no_function_is_longer_than_fifty_lines():
-    assert [f for package in SOURCES for path in sorted((ROOT / package).rglob("*.py")) for f in long_functions(path)] == []
+    assert ([f for package in SOURCES for path in sorted((ROOT / package).rglob("*.py")) for f in long_functions(path)]
+            == [])
 
 
 def test_the_check_sees_a_long_function(tmp_path):

@@ -19,7 +19,8 @@ def test_quick_start_has_exactly_two_bash_blocks():
 
 def test_ci_runs_exactly_the_readme_test_block():
     test_block = [line for line in quick_start_blocks()[1].splitlines() if line.strip()]
-    ci_lines = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.strip() and not line.startswith("#")]
+    ci_lines = [line for line in (ROOT / ".ci" / "run").read_text().splitlines()
+                if line.strip() and not line.startswith("#")]
     assert ci_lines[-len(test_block):] == test_block
 
 

@@ -31,13 +31,14 @@ def _runs(runs: pd.DataFrame) -> list[dict]:
 
 def computed_figures(ctx: Context, lr_sql: list[str], curves_sql: list[str]) -> list[Figure]:
     """The two figures the page computes from the runs, with their captions."""
-    lr_caption = (f"Mean {ctx.metric} over the selected seeds of each arm at each LR; a diverged run counts as the loss at "
-                  f"initialization ℓ₀, and an × marks an LR where some selected seed diverged. {describe('Each error bar')} "
-                  "The faint points are the runs: hover one for its id, click it to open everything it recorded.")
-    curves_caption = (f"Mean over the selected, completed seeds of each arm at the chosen LR (by default each arm's best). "
-                      f"{describe()} The training loss is smoothed per run (a debiased exponential moving average; the "
-                      "slider sets its weight, 0 for none) before averaging; steps are averaged into at most 300 buckets. "
-                      "'show runs' draws each run: click one to open everything it recorded.")
+    lr_caption = (f"Mean {ctx.metric} over the selected seeds of each arm at each LR; a diverged run counts as the "
+                  "loss at initialization ℓ₀, and an × marks an LR where some selected seed diverged. "
+                  f"{describe('Each error bar')} The faint points are the runs: hover one for its id, click it to open "
+                  "everything it recorded.")
+    curves_caption = ("Mean over the selected, completed seeds of each arm at the chosen LR (by default each arm's "
+                      f"best). {describe()} The training loss is smoothed per run (a debiased exponential moving "
+                      "average; the slider sets its weight, 0 for none) before averaging; steps are averaged into at "
+                      "most 300 buckets. 'show runs' draws each run: click one to open everything it recorded.")
     return [Figure("lr", "Loss against learning rate", lr_caption, lr_sql),
             Figure("curves", "Loss curves by arm", curves_caption, curves_sql)]
 

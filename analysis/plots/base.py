@@ -20,6 +20,7 @@ import seaborn as sns  # noqa: E402
 from matplotlib.backends.backend_agg import RendererAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.font_manager import FontProperties  # noqa: E402
+
 from analysis.bands import seed_band  # noqa: E402,F401  (the figures' band rule, imported with the rest from here)
 from analysis.frames import Sweep  # noqa: E402
 
@@ -152,7 +153,8 @@ def draw_bands(ax, band: pd.DataFrame, ctx: Context, x: str = "step") -> None:
     """One line per arm with its seed band, in the arm's colour."""
     for arm, rows in band.groupby("arm"):
         rows = rows.sort_values(x)
-        ax.plot(rows[x], rows["mean"], color=ctx.colors[arm], label=ctx.label(arm), linewidth=1.5, marker="o" if len(rows) < FEW_POINTS else None)
+        ax.plot(rows[x], rows["mean"], color=ctx.colors[arm], label=ctx.label(arm), linewidth=1.5,
+                marker="o" if len(rows) < FEW_POINTS else None)
         ax.fill_between(rows[x], rows["low"], rows["high"], color=ctx.colors[arm], alpha=0.2, linewidth=0)
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from analysis.plots.base import Context, Plot, legend, no_data, panels
 
-MARKERS = {"loss_spike": ("o", "loss spike"), "grad_norm_spike": ("^", "grad-norm spike"), "diverged": ("X", "diverged")}
+MARKERS = {"loss_spike": ("o", "loss spike"), "grad_norm_spike": ("^", "grad-norm spike"),
+           "diverged": ("X", "diverged")}
 CAPTION = "Each marker is one event of one run (all LRs); within an arm's row, seeds are spread vertically."
 
 
@@ -30,7 +31,8 @@ def figure(ctx: Context) -> Plot:
         y = frame["arm"].map(arms.index) + frame["seed"].map(jitter).fillna(0)
         for kind, (marker, label) in MARKERS.items():
             rows = frame["kind"] == kind
-            style = {"marker": marker, "edgecolors": "black" if kind == "diverged" else "none", "s": 60 if kind == "diverged" else 25}
+            style = {"marker": marker, "edgecolors": "black" if kind == "diverged" else "none",
+                     "s": 60 if kind == "diverged" else 25}
             ax.scatter(frame.loc[rows, "step"], y[rows], c=[ctx.colors[a] for a in frame.loc[rows, "arm"]], **style)
             ax.scatter([], [], color="0.35", label=label, **style)  # the legend's marker, in no arm's colour
         ax.set_yticks(range(len(arms)), [ctx.label(arm) for arm in arms])

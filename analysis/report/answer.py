@@ -9,9 +9,9 @@ from __future__ import annotations
 from html import escape
 
 from analysis.headline import ANYTIME, Headline, winner
-from analysis.signals import ArmSignal
 from analysis.report.html import missing, table
 from analysis.report.ladder import gap_sentence
+from analysis.signals import ArmSignal
 from analysis.stats import ALPHA
 from analysis.verdict_rules import Verdict, barred, sentence
 
@@ -49,7 +49,8 @@ def _plans(line: Headline, min_effect: float) -> str:
 def _unresolved(line: Headline, min_effect: float) -> str:
     row = line.row
     if line.anytime:
-        return f"<b>undecided</b> ({_difference(row)}): the anytime-valid test has not decided; add seeds (--until-decided)."
+        return (f"<b>undecided</b> ({_difference(row)}): the anytime-valid test has not decided; add seeds "
+                "(--until-decided).")
     more = line.more_seeds
     ask = (f"{_seeds(more)} more seeds would resolve the observed difference" if more else
            "the observed difference should resolve at this seed count, but did not")
@@ -73,7 +74,8 @@ def _sentence(line: Headline, analysis) -> str:
     if line.row.get("bimodal"):
         survivors += (f' <span class="warn">Per-seed losses split into two groups ({escape(line.row["bimodal"])}): a '
                       "run escapes a plateau or not, and the mean describes neither.</span>")
-    return (f'<li data-arm="{escape(line.arm)}" data-verdict="{escape(line.row["verdict"])}"><b>{escape(shown(line.arm))}</b> '
+    return (f'<li data-arm="{escape(line.arm)}" '
+            f'data-verdict="{escape(line.row["verdict"])}"><b>{escape(shown(line.arm))}</b> '
             f"at {_lr(line.lr)} against {escape(baseline)} at {_lr(line.baseline_lr)}: "
             f"{_verdict(line, baseline, analysis.min_effect)}{survivors}</li>")
 
@@ -88,9 +90,9 @@ def _lead(analysis) -> str:
 def _lead_at(best, baseline: str, analysis) -> str:
     if best is not None:
         interval = "95% confidence sequence" if best.anytime else "95% CI"
-        return (f"<b>{escape(analysis.sweep.shown(best.arm))}</b> wins: {_g(best.row['delta'])} nats against {baseline}, "
-                f"each at its best LR ({interval} [{_g(best.row['delta_ci_low'])}, {_g(best.row['delta_ci_high'])}]; "
-                f"{escape(best.row.get('decided_by') or '')}).")
+        return (f"<b>{escape(analysis.sweep.shown(best.arm))}</b> wins: {_g(best.row['delta'])} nats against "
+                f"{baseline}, each at its best LR ({interval} [{_g(best.row['delta_ci_low'])}, "
+                f"{_g(best.row['delta_ci_high'])}]; {escape(best.row.get('decided_by') or '')}).")
     if not analysis.headlines:
         return f"Only {baseline} has finished runs: nothing to compare yet."
     counts = {}
@@ -133,7 +135,8 @@ def target_section(analysis) -> str:
     rows = ladder.table.to_dict("records")
     items = "".join(gap_sentence(row, rows[0]["arm"], ladder.target.describe(), "FLOPs") for row in rows[1:])
     return (f"<p>At the target, {escape(ladder.target.describe())}, from each arm's fitted curve (a hypothesis for the "
-            f'next rung, not a measurement; <a href="#ladder">Will it hold at scale?</a>):</p><ul class="headlines">{items}</ul>')
+            'next rung, not a measurement; <a href="#ladder">Will it hold at scale?</a>):</p><ul '
+            f'class="headlines">{items}</ul>')
 
 
 def _anytime(analysis) -> bool:
@@ -150,18 +153,21 @@ def answer(analysis) -> str:
                  "p-value is quoted." if _anytime(analysis) else
                  "Paired t-test and Fisher's exact test of divergences, Holm-adjusted across these rows; seeds planned "
                  "for 80% power from the 90% upper bound of the paired spread."))
-    return (f'<section class="answer" id="answer"><h2>Answer</h2>{signal_section(analysis)}<p class="lead">{_lead(analysis)}</p>'
-            f'<ul class="headlines">{items}</ul>{target_section(analysis)}<p class="note">{method}</p>'
-            f'<h3>Per arm</h3><div class="scroll sticky-first" id="compact">{table(compact_frame(analysis), labelled=("verdict",))}</div>'
+    return (f'<section class="answer" id="answer"><h2>Answer</h2>{signal_section(analysis)}<p '
+            f'class="lead">{_lead(analysis)}</p><ul class="headlines">{items}</ul>{target_section(analysis)}<p '
+            f'class="note">{method}</p><h3>Per arm</h3><div class="scroll sticky-first" '
+            f'id="compact">{table(compact_frame(analysis), labelled=("verdict",))}</div>'
             f"</section>")
 
 
 def compact_frame(analysis):
     """The compact per-arm table as shown: arm labels, the difference and its interval in one column."""
     frame = analysis.compact()
-    ci = [("" if missing(low) else f"[{_g(low)}, {_g(high)}]") for low, high in zip(frame["delta_ci_low"], frame["delta_ci_high"])]
+    ci = [("" if missing(low) else f"[{_g(low)}, {_g(high)}]")
+          for low, high in zip(frame["delta_ci_low"], frame["delta_ci_high"])]
     shown = frame.assign(arm=frame["arm"].map(analysis.sweep.shown), delta_ci=ci,
-                         diverged=[f"{d} of {r}" if not missing(r) else "" for d, r in zip(frame["diverged"], frame["runs"])])
+                         diverged=[f"{d} of {r}" if not missing(r) else ""
+                                   for d, r in zip(frame["diverged"], frame["runs"])])
     caps = analysis.soft_caps
     shown["peak_attn_logit"] = [("" if missing(peak) else f"{_g(peak)} (pre-cap)" if arm in caps else _g(peak))
                                 for arm, peak in zip(frame["arm"], frame["peak_attn_logit"])]

@@ -22,10 +22,10 @@ from typing import Callable
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 from analysis.errors import AnalysisError
-from db.errors import DbError
-from errors import ConfigError
 from analysis.report.index import INDEX, IndexRow, View, index_page, message_page
 from analysis.report.serve import DEFAULT_HOST, DEFAULT_PORT, Replies, listen
+from db.errors import DbError
+from errors import ConfigError
 
 LABEL_ACTIONS = {"tag": {}, "untag": {}, "archive": {"archived": True}, "unarchive": {"archived": False}}
 FORM_LIMIT = 4096  # bytes of a posted form: a sweep name, a tag and where to go back

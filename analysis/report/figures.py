@@ -11,7 +11,8 @@ from analysis.explore.plotly_js import plotly_js
 from analysis.report.html import sql_block
 
 EMPTY = {"attention": "no attention logits logged", "logits": "no output-logit probes logged",
-         "spikes": "no loss or grad-norm spike and no divergence", "compute": "no validation loss with tokens and step times logged"}
+         "spikes": "no loss or grad-norm spike and no divergence",
+         "compute": "no validation loss with tokens and step times logged"}
 
 
 def figure_box(figure: Figure, drawn: bool) -> str:

@@ -119,8 +119,9 @@ def index_page(results: str, rows: list[IndexRow], damage: list[str] = (), view:
     shown = [row for row in rows if view.shows(row)]
     body_rows = "".join(_row(row, view) for row in shown) or '<tr><td colspan="8">No sweep to show here.</td></tr>'
     running = any(row.info.state == RUNNING_STATE for row in shown)
-    status = (f'<p class="status running"><span id="reload-state">this page reloads every {REFRESH_SECONDS} s while a sweep runs</span>'
-              '<button id="reload-toggle" type="button">pause reloading</button></p>' if running else "")
+    status = (f'<p class="status running"><span id="reload-state">this page reloads every {REFRESH_SECONDS} s while a '
+              'sweep runs</span><button id="reload-toggle" type="button">pause reloading</button></p>'
+              if running else "")
     body = (f"<h1>Sweeps</h1><p>Results store <code>{escape(results)}</code>.</p>{status}{_damage(list(damage))}"
             f"{_filters(rows, view)}"
             '<table class="sweeps"><thead><tr><th title="choose sweeps to overlay">overlay</th><th>sweep</th>'

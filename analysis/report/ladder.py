@@ -11,10 +11,11 @@ import numpy as np
 from analysis.ladder.extrapolate import extrapolate, resolve_target
 from analysis.report.html import missing, sql_block, table
 
-FIT_COLUMNS = ["arm", "rungs", "seeds", "diverged", "best_lrs", "E", "E 95%", "alpha", "alpha 95%", "A", "A 95%", "predicted", "predicted 95%",
-               "gap", "gap 95%", "crossover", "crossover 95%", "crosses", "note"]
-CAPTION = ("Each point is a run at its rung's best LR; each line an arm's fitted L = E + A·C^-α (Huber loss in log space) "
-           "from its first rung to the target (dotted); the band is its 95% bootstrap interval over seeds. Hover for values.")
+FIT_COLUMNS = ["arm", "rungs", "seeds", "diverged", "best_lrs", "E", "E 95%", "alpha", "alpha 95%", "A", "A 95%",
+               "predicted", "predicted 95%", "gap", "gap 95%", "crossover", "crossover 95%", "crosses", "note"]
+CAPTION = ("Each point is a run at its rung's best LR; each line an arm's fitted L = E + A·C^-α (Huber loss in log "
+           "space) from its first rung to the target (dotted); the band is its 95% bootstrap interval over seeds. "
+           "Hover for values.")
 
 
 def _g(value, digits: int = 3) -> str:
@@ -32,8 +33,9 @@ def _interval(low, high) -> str:
 def fits_frame(frame):
     """An extrapolation table as shown: each value with its interval beside it, `crosses` as a share."""
     shown = frame.assign(**{f"{name} 95%": [_interval(lo, hi) for lo, hi in zip(frame[low], frame[high])]
-                            for name, low, high in (("E", "E_low", "E_high"), ("alpha", "alpha_low", "alpha_high"), ("A", "A_low", "A_high"),
-                                                    ("predicted", "low", "high"), ("gap", "gap_low", "gap_high"),
+                            for name, low, high in (("E", "E_low", "E_high"), ("alpha", "alpha_low", "alpha_high"),
+                                                    ("A", "A_low", "A_high"), ("predicted", "low", "high"),
+                                                    ("gap", "gap_low", "gap_high"),
                                                     ("crossover", "cross_low", "cross_high"))})
     shown["crosses"] = ["" if missing(share) else _share(share) for share in frame["crosses"]]
     return shown[FIT_COLUMNS]
@@ -54,9 +56,11 @@ def gap_sentence(row, baseline: str, target: str, unit: str) -> str:
     side = "better" if row["gap"] < 0 else "worse"
     verdict = (f"predicted <b>{_g(abs(row['gap']))} nats {side}</b> than {escape(baseline)}" if resolved else
                f"predicted {_g(row['gap'])} nats from {escape(baseline)}, <b>not resolved</b>")
-    cross = (f"their fitted curves cross at {_g(row['crossover'])} {unit} (95% {_interval(row['cross_low'], row['cross_high'])}; "
-             f"{_share(row['crosses'])} of bootstrap fits cross before the target)" if not missing(row["crossover"]) else
-             f"their fitted curves do not cross from the first rung to the target ({_share(row['crosses'])} of bootstrap fits do)")
+    cross = (f"their fitted curves cross at {_g(row['crossover'])} {unit} (95% "
+             f"{_interval(row['cross_low'], row['cross_high'])}; {_share(row['crosses'])} of bootstrap fits cross "
+             "before the target)" if not missing(row["crossover"]) else
+             f"their fitted curves do not cross from the first rung to the target ({_share(row['crosses'])} of "
+             "bootstrap fits do)")
     return f"<li>{arm} at {escape(target)}: {verdict} (95% {_interval(row['gap_low'], row['gap_high'])}); {cross}.</li>"
 
 
@@ -65,13 +69,16 @@ def _consistency(ladder) -> str:
     if frame.empty:
         return "<p>One rung only: nothing to check a decision against.</p>"
     if ladder.decided == 0:
-        lead = "The largest rung resolves the order of no pair of arms, so there is no decision to be consistent with yet."
+        lead = ("The largest rung resolves the order of no pair of arms, so there is no decision to be consistent with "
+                "yet.")
     else:
-        shares = ", ".join(f"{escape(rung)}: {'?' if np.isnan(share) else f'{share:.0%}'}" for rung, share in zip(frame["rung"], frame["share"]))
-        lead = (f"Of the {ladder.decided} pair{'s' if ladder.decided != 1 else ''} of arms whose order the largest rung resolves, "
-                f"the share each smaller rung orders the same way: {shares}.")
-    return (f"<h3>Decision consistency</h3><p>{lead} DataDecide (Magnusson et al., 2025) measured about 80% for a single 150M "
-            "rung predicting 1B, and found no scaling-law fit beat ranking at one scale for the compute spent.</p>"
+        shares = ", ".join(f"{escape(rung)}: {'?' if np.isnan(share) else f'{share:.0%}'}"
+                           for rung, share in zip(frame["rung"], frame["share"]))
+        lead = (f"Of the {ladder.decided} pair{'s' if ladder.decided != 1 else ''} of arms whose order the largest "
+                f"rung resolves, the share each smaller rung orders the same way: {shares}.")
+    return (f"<h3>Decision consistency</h3><p>{lead} DataDecide (Magnusson et al., 2025) measured about 80% for a "
+            "single 150M rung predicting 1B, and found no scaling-law fit beat ranking at one scale for the compute "
+            "spent.</p>"
             f'<div class="scroll">{table(frame)}</div>')
 
 
@@ -83,16 +90,17 @@ def section(analysis) -> str:
     target, unit = ladder.target.describe(), "FLOPs"
     rows = ladder.table.to_dict("records")
     sentences = "".join(gap_sentence(row, rows[0]["arm"], target, unit) for row in rows[1:])
-    method = ("<p class=\"note\">Per arm, the loss at each rung's best LR against training compute, fitted with L = E + A·C^-α "
-              "by a Huber loss in log space; intervals from a seed bootstrap (seeds redrawn at each rung, the same draw for "
-              "every arm, deviations inflated for the few seeds, percentiles widened by t/z), 95%. A fit needs three rungs "
-              "and says when it does not converge; an extrapolation needs four, and none is made from a degenerate fit "
-              "(a parameter at its bound, or bootstrap fits that disagree wildly): the note says why. Extrapolations are hypotheses for the "
-              "next rung, not measurements.</p>")
+    method = ("<p class=\"note\">Per arm, the loss at each rung's best LR against training compute, fitted with L = E "
+              "+ A·C^-α by a Huber loss in log space; intervals from a seed bootstrap (seeds redrawn at each rung, the "
+              "same draw for every arm, deviations inflated for the few seeds, percentiles widened by t/z), 95%. A fit "
+              "needs three rungs and says when it does not converge; an extrapolation needs four, and none is made "
+              "from a degenerate fit (a parameter at its bound, or bootstrap fits that disagree wildly): the note says "
+              "why. Extrapolations are hypotheses for the next rung, not measurements.</p>")
     size = resolve_target(ladder.data, "params", None)
     by_size = extrapolate(ladder.fits["params"], size)
     return (f'<h2 id="ladder">Will it hold at scale?</h2><ul class="headlines">{sentences}</ul>{method}'
-            f'<figure id="fig-ladder"><h3>Loss against compute, fitted and extrapolated</h3><div class="plot" id="plot-ladder"></div>'
+            '<figure id="fig-ladder"><h3>Loss against compute, fitted and extrapolated</h3><div class="plot" '
+            'id="plot-ladder"></div>'
             f"<figcaption>{escape(CAPTION)}</figcaption></figure>"
             f"<h3>Fits against training compute, extrapolated to {escape(target)}</h3>{_fits(ladder.table)}"
             f"<h3>Fits against parameters, extrapolated to {escape(size.describe())}</h3>{_fits(by_size)}"

@@ -123,7 +123,8 @@ class LivePages:
         if drawn.kind != "failed":  # a failed page left the last one in place
             self.shown, self.stays = drawn, stays
         if lines:
-            self._say(f"{'failed' if drawn.kind == 'failed' else 'wrote'} {self.answered} {drawn.message or drawn.kind}")
+            verb = "failed" if drawn.kind == "failed" else "wrote"
+            self._say(f"{verb} {self.answered} {drawn.message or drawn.kind}")
 
     def _say(self, answer: str) -> None:
         try:
@@ -167,8 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     one_thread_per_library()
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     sys.stdout = sys.stderr  # stdout carries the answers only: anything a library prints goes to the log
-    import analysis.report.write  # noqa: F401  the imports (pandas, matplotlib, scipy: seconds) before the first line
     import analysis.plots  # noqa: F401
+    import analysis.report.write  # noqa: F401  the imports (pandas, matplotlib, scipy: seconds) before the first line
     import analysis.summary  # noqa: F401
 
     serve(args.results, args.sweep, answers=answers)

@@ -25,7 +25,8 @@ ANSWER_MAX = 2048  # a child's answer goes through a pipe in one write (atomic u
 
 def log(message: str) -> None:
     """One line of the report log: when (UTC, when the rewrite ended), then what."""
-    print(f"{datetime.now(timezone.utc).isoformat(timespec='milliseconds')} report: {message}", file=sys.stderr, flush=True)
+    print(f"{datetime.now(timezone.utc).isoformat(timespec='milliseconds')} report: {message}", file=sys.stderr,
+          flush=True)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,8 @@ class PartialPage:
         data = os.read(self.fd, ANSWER_MAX)
         os.close(self.fd)
         _, status = os.waitpid(self.pid, 0)
-        return Drawn.decode(data) if data else Drawn("failed", message=f"the rewrite's process ended with status {status}")
+        return Drawn.decode(data) if data else Drawn("failed",
+                                                     message=f"the rewrite's process ended with status {status}")
 
     def abandon(self) -> None:
         """Kill the child (a stopped or starved one too), and remove the temp page it may have left."""

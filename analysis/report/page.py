@@ -1,9 +1,10 @@
 """The report page: one self-contained HTML file (styles, scripts and figures inline; no network).
 
 It leads with the answer (`analysis.report.answer`), then the per-(arm, LR) table, the comparison across
-scales, a ladder's "Will it hold at scale?" (`analysis.report.ladder`), the figures and how the numbers were computed. While the sweep runs the page reloads itself every
-`REFRESH_SECONDS` (a pause button, and exploring a figure, stop that); a finished sweep's page, and an
-interrupted one's (nothing rewrites it until the sweep is resumed), do not reload.
+scales, a ladder's "Will it hold at scale?" (`analysis.report.ladder`), the figures and how the numbers were computed.
+While the sweep runs the page reloads itself every `REFRESH_SECONDS` (a pause button, and exploring a figure, stop
+that); a finished sweep's page, and an interrupted one's (nothing rewrites it until the sweep is resumed), do not
+reload.
 """
 
 from __future__ import annotations
@@ -35,11 +36,14 @@ def _status(info: SweepInfo) -> str:
     progress = escape(info.progress())
     if info.state == RUNNING_STATE:
         return (f'<p class="status running">{progress}: <span id="reload-state">this page reloads every '
-                f'{REFRESH_SECONDS} s while the sweep runs</span>.<button id="reload-toggle" type="button">pause reloading</button></p>')
+                f'{REFRESH_SECONDS} s while the sweep runs</span>.<button id="reload-toggle" type="button">pause '
+                'reloading</button></p>')
     if info.state == INTERRUPTED_STATE:
         stopped = f"{info.resumable} interrupted or crashed, " if info.resumable else ""
-        return (f'<p class="status interrupted">Interrupted: {progress} ({stopped}{info.counts.get("pending", 0)} waiting in all); '
-                "no worker is running it. Run the same <code>harness sweep</code> command to resume; this page no longer reloads.</p>")
+        return (f'<p class="status interrupted">Interrupted: {progress} ({stopped}{info.counts.get("pending", 0)} '
+                'waiting in all); '
+                "no worker is running it. Run the same <code>harness sweep</code> command to resume; this page no "
+                "longer reloads.</p>")
     return f'<p class="status">{progress}: finished.</p>'
 
 
@@ -57,7 +61,8 @@ def _head(info: SweepInfo, index: str | None) -> str:
 
 
 def _intro(info: SweepInfo) -> str:
-    question = escape(info.question) if info.question else "No question recorded: these runs were written without a sweep plan."
+    question = escape(info.question) if info.question else ("No question recorded: these runs were written without a "
+                                                            "sweep plan.")
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     return (
         f"<h1>Sweep {escape(info.name)}</h1><p class=\"question\">{question}</p>{_status(info)}"
@@ -69,8 +74,10 @@ def rules_html() -> str:
     """The verdict rule table (`analysis.verdict_rules.RULES`, the one the CLI and docs render)."""
     rows = [(i, rule.verdict, rule.condition) for i, rule in enumerate(RULES, 1)]
     rows.append((len(RULES) + 1, f"{OTHERWISE['fixed']} / {OTHERWISE['sequential']}", OTHERWISE_CONDITION))
-    body = "".join(f"<tr><td>{i}</td><td><i>{escape(str(verdict))}</i></td><td>{escape(when)}</td></tr>" for i, verdict, when in rows)
-    return f'<table class="rules"><thead><tr><th>order</th><th>verdict</th><th>when</th></tr></thead><tbody>{body}</tbody></table>'
+    body = "".join(f"<tr><td>{i}</td><td><i>{escape(str(verdict))}</i></td><td>{escape(when)}</td></tr>"
+                   for i, verdict, when in rows)
+    return ('<table '
+            f'class="rules"><thead><tr><th>order</th><th>verdict</th><th>when</th></tr></thead><tbody>{body}</tbody></table>')
 
 
 def _code(analysis) -> str:
@@ -83,17 +90,18 @@ def _method(analysis) -> str:
     return (
         "<details class=\"method\"><summary>How these numbers were computed</summary>"
         f"<p>Metric <code>{escape(analysis.metric)}</code>, lower is better; baseline arm "
-        f"<b>{escape(analysis.sweep.shown(analysis.baseline))}</b>. A run that diverged, or completed with a non-finite metric, is a "
-        "divergence: counted, never averaged in. In the table by arm and LR each arm is paired with the baseline at the same LR on "
-        "matched seeds (same seed, same data order): <i>n_pairs</i> seeds both have, the divergences of each side on them and "
-        "Fisher's exact test of the two divergence rates (<i>p_stability</i>), and the paired t-test of the loss on "
-        "the <i>n</i> seeds both completed (<i>survivors_only</i> when some matched seed diverged); every p-value of "
-        "the table is in one Holm family. The verdict of a row is the first rule that holds (a loss claim in a side's "
-        "favour is barred by any matched seed where that side alone diverged: a divergence may hide any loss):"
-        f"</p>{rules_html()}<p>Seeds needed: matched seeds for 80% "
-        f"power to resolve ±{analysis.min_effect:g} nats, and to resolve the observed difference, each planned with the "
-        "90% upper confidence bound of the paired spread. LR sensitivity (Wortsman et al. 2023, §2.2): mean over the LR "
-        "grid of min(ℓ(η), ℓ₀) − ℓ*, a divergence counted as ℓ₀, the loss at step 0.</p></details>"
+        f"<b>{escape(analysis.sweep.shown(analysis.baseline))}</b>. A run that diverged, or completed with a "
+        "non-finite metric, is a divergence: counted, never averaged in. In the table by arm and LR each arm is paired "
+        "with the baseline at the same LR on matched seeds (same seed, same data order): <i>n_pairs</i> seeds both "
+        "have, the divergences of each side on them and Fisher's exact test of the two divergence rates "
+        "(<i>p_stability</i>), and the paired t-test of the loss on the <i>n</i> seeds both completed "
+        "(<i>survivors_only</i> when some matched seed diverged); every p-value of the table is in one Holm family. "
+        "The verdict of a row is the first rule that holds (a loss claim in a side's favour is barred by any matched "
+        f"seed where that side alone diverged: a divergence may hide any loss):</p>{rules_html()}<p>Seeds needed: "
+        f"matched seeds for 80% power to resolve ±{analysis.min_effect:g} nats, and to resolve the observed "
+        "difference, each planned with the 90% upper confidence bound of the paired spread. LR sensitivity (Wortsman "
+        "et al. 2023, §2.2): mean over the LR grid of min(ℓ(η), ℓ₀) − ℓ*, a divergence counted as ℓ₀, the loss at step "
+        "0.</p></details>"
     )
 
 
@@ -156,7 +164,8 @@ def _scale(analysis) -> str:
     )
     flags = "".join(f'<li class="flag">Ranking reverses: {escape(text)}.</li>' for text in scale.reversals)
     verdict = f"<ul>{flags}</ul>" if flags else f"<p>No resolved reversal across {escape(scale.axis)}.</p>"
-    return f'<h2>Across scales</h2>{method}{verdict}<div class="scroll">{table(scale.table)}</div>{sql_block(scale.sql)}'
+    return (f'<h2>Across scales</h2>{method}{verdict}<div '
+            f'class="scroll">{table(scale.table)}</div>{sql_block(scale.sql)}')
 
 
 def render(info: SweepInfo, analysis=None, figures: list[str] = (), scripts: list[str] = (),

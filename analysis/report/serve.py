@@ -26,7 +26,8 @@ def check_port(port: int) -> None:
         raise AnalysisError(f"--port {port} is invalid: a port is 0-65535 (0 picks a free one).")
 
 
-def listen(handler: type[BaseHTTPRequestHandler], host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> ThreadingHTTPServer:
+def listen(handler: type[BaseHTTPRequestHandler], host: str = DEFAULT_HOST,
+           port: int = DEFAULT_PORT) -> ThreadingHTTPServer:
     """A server bound to (host, port) with `handler`; AnalysisError naming the fix when it cannot bind."""
     check_port(port)
     try:
@@ -35,7 +36,8 @@ def listen(handler: type[BaseHTTPRequestHandler], host: str = DEFAULT_HOST, port
         raise AnalysisError(f"--host {host!r} is not a host name or address here ({err.strerror}).") from None
     except OSError as err:
         if err.errno == errno.EADDRINUSE:
-            raise AnalysisError(f"--port {port} is in use on {host}: pick another, or --port 0 for a free one.") from None
+            raise AnalysisError(f"--port {port} is in use on {host}: pick another, or --port 0 for a free "
+                                "one.") from None
         if err.errno == errno.EADDRNOTAVAIL:
             raise AnalysisError(f"--host {host!r} is not an address of this machine; use 127.0.0.1 (then an SSH "
                                 "tunnel) or 0.0.0.0 for every interface.") from None

@@ -90,7 +90,8 @@ def render_report(
 def write_page(page: str, out: Path, tag: str = "") -> None:
     """Replace `out` with `page` atomically (through a temp file `.<name>.<tag><random>.tmp` beside it)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.{tag}", suffix=".tmp")  # unique: writers may overlap
+    # unique: writers may overlap
+    handle, temp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.{tag}", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as sink:
             sink.write(page)

@@ -13,16 +13,17 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterator, Mapping
 
 from errors import ConfigError, closest
+from experiments.declare.ablation import Ablation
+from experiments.plan.cell import Cell
+from experiments.plan.naming import BASE_ARM, arm_label, arm_name
+from experiments.plan.rungs import Rung
+from experiments.plan.rungs import rungs as resolve_rungs
+from experiments.search.study import Study
 from harness import calc
 from harness.config.data import DataConfig
 from harness.config.model import ModelConfig
 from harness.config.run_configs import RunConfigs, field_owners, route
 from harness.config.train import TrainConfig
-from experiments.declare.ablation import Ablation
-from experiments.plan.cell import Cell
-from experiments.plan.naming import BASE_ARM, arm_label, arm_name
-from experiments.plan.rungs import Rung, rungs as resolve_rungs
-from experiments.search.study import Study
 
 MATCH_TOLERANCE = 0.01  # a matched arm more than 1% off the base's count is not a fair comparison
 RESERVED_AXES = {"seed": "use Ablation(seeds=N) (or --seeds): seed i of every arm shares its data order"}
@@ -52,8 +53,8 @@ class Plan:
 
     def meta(self, source: str | None = None) -> dict[str, Any]:
         """The sweep's description for `db.write_sweep`."""
-        meta = {"question": self.ablation.question, "baseline": self.baseline, "axes": list(self.axes), "source": source,
-                "primary": self.ablation.primary}
+        meta = {"question": self.ablation.question, "baseline": self.baseline, "axes": list(self.axes),
+                "source": source, "primary": self.ablation.primary}
         if self.studies:
             meta |= {"studies": [study.record() for study in self.studies], "trials": self.ablation.trials}
         return meta
@@ -127,7 +128,8 @@ def check_axes(ablation: Ablation) -> None:
     for axis in ablation.grid.axes:
         with _about(ablation):
             route({axis: None}, "the grid")
-        if axis in RESERVED_AXES or (axis == "lr" and (ablation.lrs is not None or (ablation.ladder and ablation.ladder.lrs))):
+        lrs_given = ablation.lrs is not None or bool(ablation.ladder and ablation.ladder.lrs)
+        if axis in RESERVED_AXES or (axis == "lr" and lrs_given):
             reason = RESERVED_AXES.get(axis, "lrs= already sweeps the LR; give it once")
             raise SweepError(f"ablation {ablation.name!r}: {axis!r} cannot be a grid axis: {reason}.")
 
@@ -163,7 +165,8 @@ def _steps(budget: Mapping[str, float] | None, model: ModelConfig, train: TrainC
     tokens = amount if kind == "tokens" else amount / calc.flops_per_token(model, train.seq_len)
     result = math.floor(tokens / train.tokens_per_step)
     if result < 1:
-        raise ConfigError(f"budget={dict(budget)!r} is less than one step ({train.tokens_per_step:,} tokens) for this arm")
+        raise ConfigError(f"budget={dict(budget)!r} is less than one step ({train.tokens_per_step:,} tokens) for this "
+                          "arm")
     return result
 
 
@@ -172,8 +175,8 @@ def resolve_arm(ablation: Ablation, name: str, point: Mapping[str, Any], rung: R
     configs = rung.configs.apply(point, "the grid")
     model, residual = _matched(ablation, configs.model, rung.configs.model, configs.train.seq_len)
     train = configs.train.replace(steps=_steps(rung.budget, model, configs.train, steps))
-    return Arm(rung.arm(name), {**point, **rung.values}, RunConfigs(model, train, configs.data), residual, calc.params(model),
-               calc.flops_per_token(model, train.seq_len), name, rung)
+    return Arm(rung.arm(name), {**point, **rung.values}, RunConfigs(model, train, configs.data), residual,
+               calc.params(model), calc.flops_per_token(model, train.seq_len), name, rung)
 
 
 def arm_cells(arm: Arm, lr: float | None, n_seeds: int, first_seed: int, first_index: int) -> list[Cell]:
@@ -215,7 +218,8 @@ def _baseline(ablation: Ablation, arms: Mapping[str, Arm], base_values: Mapping[
              if all({**base_values, **arm.point}.get(k) == v for k, v in ablation.baseline.items())]
     if len(found) != 1:
         which = "no arm" if not found else f"{len(found)} arms ({', '.join(found)})"
-        raise SweepError(f"ablation {ablation.name!r}: baseline={dict(ablation.baseline)!r} matches {which}; arms: {', '.join(arms)}.")
+        raise SweepError(f"ablation {ablation.name!r}: baseline={dict(ablation.baseline)!r} matches {which}; arms: "
+                         f"{', '.join(arms)}.")
     return found[0]
 
 

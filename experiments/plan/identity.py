@@ -42,7 +42,8 @@ class PlanChange:
 
     def extension(self) -> str:
         """What an extending launch adds, as one clause."""
-        added = ([f"seeds ({self.seeds[0]} → {self.seeds[1]} per arm and LR at most)"] if self.seeds else []) + list(self.additions)
+        added = (([f"seeds ({self.seeds[0]} → {self.seeds[1]} per arm and LR at most)"] if self.seeds else [])
+                 + list(self.additions))
         return "adds " + " and ".join(added)
 
     def refusal(self) -> str:
@@ -61,7 +62,8 @@ def _text(value: Any) -> str:
 
 def _search(meta: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A search's studies without what does not define them (their number, their base cell, their confirmations)."""
-    return [{k: v for k, v in s.items() if k not in ("index", "cell", "confirm_seeds")} for s in meta.get("studies") or []]
+    return [{k: v for k, v in s.items() if k not in ("index", "cell", "confirm_seeds")}
+            for s in meta.get("studies") or []]
 
 
 def _confirm_seeds(meta: Mapping[str, Any]) -> int:
@@ -98,7 +100,8 @@ def _by_arm_lr(rows: Sequence[Mapping[str, Any]]) -> dict[tuple, dict[int, Mappi
     return cells
 
 
-def _cell_differences(stored: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> tuple[list[str], tuple | None, bool]:
+def _cell_differences(stored: Sequence[Mapping[str, Any]],
+                      new: Sequence[Mapping[str, Any]]) -> tuple[list[str], tuple | None, bool]:
     """(what differs between the two plans' cells but their seed counts, (seeds before, seeds after) where the
     counts differ, whether some (arm, lr) has fewer)."""
     old_cells, new_cells = _by_arm_lr(stored), _by_arm_lr(new)
@@ -129,5 +132,6 @@ def merged_rows(stored: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, 
     """The new plan's cells, then the stored cells it lacks (seeds an earlier round of --until-decided added),
     numbered in that order: a round never drops a cell from the sweep."""
     keys = {(row["arm"], row["lr"], row["seed"]) for row in new}
-    rows = [dict(row) for row in new] + [dict(row) for row in stored if (row["arm"], row["lr"], row["seed"]) not in keys]
+    rows = ([dict(row) for row in new]
+            + [dict(row) for row in stored if (row["arm"], row["lr"], row["seed"]) not in keys])
     return [{**row, "cell": i} for i, row in enumerate(rows)]

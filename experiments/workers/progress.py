@@ -13,7 +13,6 @@ from experiments.workers.claims import BeatWatcher, ClaimInfo, current_claim
 from experiments.workers.options import DEFAULT_STALE_AFTER
 
 
-
 @dataclass(frozen=True)
 class CellRef:
     """The plan's view of a cell: enough to find it in the store and to name it."""

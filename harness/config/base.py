@@ -147,7 +147,8 @@ class ConfigBase:
         names = frozenset(_field_names(cls))
         unknown = [k for k in data if k not in names]
         if unknown:
-            hints = [f"{k!r} (did you mean {closest(k, cls.field_names())!r}?)" if closest(k, cls.field_names()) else repr(k) for k in unknown]
+            hints = [f"{k!r} (did you mean {closest(k, cls.field_names())!r}?)" if closest(k, cls.field_names())
+                     else repr(k) for k in unknown]
             raise ConfigError(
                 f"{cls.__name__} has no field {', '.join(hints)}; valid fields: {', '.join(cls.field_names())}."
             )
@@ -160,7 +161,8 @@ class ConfigBase:
     def changed_fields(self) -> dict[str, Any]:
         """The fields whose value differs from the class defaults (derived fields compared once resolved)."""
         defaults = _default_dict(type(self))
-        return {name: value for name, value in self.to_dict().items() if name not in defaults or defaults[name] != value}
+        return {name: value for name, value in self.to_dict().items()
+                if name not in defaults or defaults[name] != value}
 
     def hashed_fields(self) -> dict[str, Any]:
         """What the content hash covers: the changed fields (a config may leave out ones that change no result)."""
@@ -172,7 +174,8 @@ class ConfigBase:
         Computed once per (immutable) instance: a sweep hashes each arm's configs for every one of its cells."""
         cached = self.__dict__.get("_content_hash")
         if cached is None:
-            canonical = json.dumps({"type": type(self).__name__, **self.hashed_fields()}, sort_keys=True, separators=(",", ":"))
+            canonical = json.dumps({"type": type(self).__name__, **self.hashed_fields()}, sort_keys=True,
+                                   separators=(",", ":"))
             cached = hashlib.sha256(canonical.encode()).hexdigest()[:16]
             object.__setattr__(self, "_content_hash", cached)
         return cached

@@ -47,7 +47,8 @@ def route(values: Mapping[str, Any], where: str, only: type | None = None) -> di
         grouped[owner(name, where)][name] = value
     wrong = [name for cls, fields in grouped.items() if only is not None and cls is not only for name in fields]
     if wrong:
-        raise ConfigError(f"{where} sets {', '.join(wrong)}, not {only.__name__} fields; put model switches in base or the grid.")
+        raise ConfigError(f"{where} sets {', '.join(wrong)}, not {only.__name__} fields; put model switches in base or "
+                          "the grid.")
     return grouped
 
 
@@ -92,7 +93,8 @@ class RunConfigs:
         """A copy with flat field → value changes, each routed to its config (validated again); an unknown
         field is a ConfigError that names `where` the change came from."""
         grouped = route(values, where)
-        return RunConfigs(*(config.replace(**grouped[type(config)]) if grouped[type(config)] else config for config in self))
+        return RunConfigs(*(config.replace(**grouped[type(config)]) if grouped[type(config)] else config
+                            for config in self))
 
     def replace(self, **changes: Any) -> "RunConfigs":
         """A copy with flat field changes: `configs.replace(d_model=256, lr=1e-3, source="x.txt")`."""
@@ -104,7 +106,8 @@ class RunConfigs:
         the HF import (max_position_embeddings) read it as the context length, so a longer training sequence
         is refused rather than trained silently."""
         if self.train.seq_len > self.model.max_seq_len:
-            limit = "has learned positions for only" if self.model.positions == "learned" else "takes sequences of at most"
+            limit = "has learned positions for only" if self.model.positions == "learned" else ("takes sequences of at "
+                                                                                                "most")
             raise ConfigError(
                 f"TrainConfig.seq_len={self.train.seq_len} is invalid: the model {limit} "
                 f"max_seq_len={self.model.max_seq_len} tokens; lower seq_len or raise max_seq_len."

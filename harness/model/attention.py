@@ -19,8 +19,8 @@ from harness.model.cache import KVCache
 from harness.model.component import Component, declared_linear
 from harness.model.positions import Rotation, apply_rope
 from harness.model.softcap import soft_cap
-from harness.model.spec.params import Params
 from harness.model.spec.parametrization import attention_scale
+from harness.model.spec.params import Params
 
 
 def allowed_keys(n_queries: int, n_keys: int, window: int | None, device: torch.device) -> torch.Tensor:

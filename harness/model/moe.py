@@ -21,8 +21,8 @@ from harness.config.model import ModelConfig
 from harness.model import registry
 from harness.model.component import Component, declared_linear
 from harness.model.mlp import activation
-from harness.model.spec.params import Params
 from harness.model.spec.parametrization import readout_multiplier
+from harness.model.spec.params import Params
 
 
 def assignment_share_loss(counts: torch.Tensor, mean_probs: torch.Tensor, n_tokens: int, top_k: int) -> torch.Tensor:

@@ -27,8 +27,8 @@ from harness.config.model import ModelConfig
 from harness.config.train import TrainConfig
 from harness.data import PreparedData, TokenDataModule
 from harness.provenance import run_provenance
-from harness.train.checkpoints import TOKENIZER, checkpoint_dir, checkpoint_step, last_checkpoint
 from harness.train.checkpointing import RunCheckpoints
+from harness.train.checkpoints import TOKENIZER, checkpoint_dir, checkpoint_step, last_checkpoint
 from harness.train.distributed import AgreeToStop, from_rank_zero, run_strategy
 from harness.train.divergence import DivergenceMonitor
 from harness.train.fencing import UNFENCED, Fence, StopWhenFenced
@@ -78,8 +78,8 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """How a run ended: status (completed | diverged | pruned | interrupted), its closing summary, where checkpoints are,
-    and for an interrupted run the signal and the step of its stop checkpoint."""
+    """How a run ended: status (completed | diverged | pruned | interrupted), its closing summary, where checkpoints
+    are, and for an interrupted run the signal and the step of its stop checkpoint."""
 
     run_id: str
     status: str
@@ -103,7 +103,8 @@ def cluster_environment():
 def telemetry_callbacks(train: TrainConfig, model: ModelConfig) -> list:
     """The measuring callbacks of a run: divergence first (the step rows are always written for the step it
     stops at), summary last (it reads the others when training ends)."""
-    steps = StepTelemetry(train.tokens_per_step, train.log_every, log_z_loss=train.z_loss > 0, log_aux_loss=model.is_moe)
+    steps = StepTelemetry(train.tokens_per_step, train.log_every, log_z_loss=train.z_loss > 0,
+                          log_aux_loss=model.is_moe)
     spikes = SpikeMonitor(train.spike_window, train.spike_sigma)
     divergence = DivergenceMonitor(train.divergence_factor)
     probes = ProbeTelemetry(train.probe_every, train.probe_seqs, train.steps)
@@ -233,7 +234,8 @@ def train_run(
     is a stop requested by SIGINT/SIGTERM (status `interrupted`, after a checkpoint at the current step).
     A sweep worker passes the `fence` of its claim: every write checks it, and `FenceLost` is raised once the
     claim is lost (the run then wrote nothing after noticing). On several devices (`placement`), every process
-    calls this with its `rank` inside a process group its caller made; only rank 0 writes (harness.train.distributed)."""
+    calls this with its `rank` inside a process group its caller made; only rank 0 writes
+    (harness.train.distributed)."""
     quiet_lightning()
     train, model_cfg, writer = spec.train, spec.model, rank == 0
     device = resolve_device(train)

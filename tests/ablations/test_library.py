@@ -24,7 +24,8 @@ def test_the_library_has_every_question_of_the_issue():
 def test_module_runs_every_arm_for_a_few_steps(name, tmp_path, train_data_cfg):
     ablation, source = load_ablation(name)
     assert ablation.name == name and ablation.question.endswith("?")
-    data = {"source": train_data_cfg.source, "cache_dir": train_data_cfg.cache_dir, "val_tokens": train_data_cfg.val_tokens}
+    data = {"source": train_data_cfg.source, "cache_dir": train_data_cfg.cache_dir,
+            "val_tokens": train_data_cfg.val_tokens}
     plan = expand(ablation, seeds=1, overrides={**SMOKE, **data})
     cells = {}
     for cell in plan.cells:

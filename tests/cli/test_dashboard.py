@@ -27,7 +27,8 @@ def results(tmp_path_factory):
     path = tmp_path_factory.mktemp("dashboard") / "results"
     synthetic.write_planted(path, "qk", {"base": (0.0, 0.002, 2), "rmsnorm": (-0.1, 0.002, 2)}, steps=12)
     synthetic.write_run(path, "l0", sweep="live", arm="base", seed=0, lr=1e-3, final=3.0, steps=12)
-    db.write_sweep(path, "live", {"question": "Is it <b>live</b>?"}, [{"arm": "base", "lr": 1e-3, "seed": s, "run_id": f"l{s}"} for s in range(2)])
+    db.write_sweep(path, "live", {"question": "Is it <b>live</b>?"},
+                   [{"arm": "base", "lr": 1e-3, "seed": s, "run_id": f"l{s}"} for s in range(2)])
     return path
 
 
@@ -36,7 +37,8 @@ def dashboard(results):
     server = subprocess.Popen([sys.executable, "-m", "cli.main", "dashboard", "--results", str(results), "--port", "0"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     banner = server.stdout.readline().strip()
-    assert banner.startswith("serving http://127.0.0.1:") and banner.endswith("/ (Ctrl-C to stop)"), server.stderr.read()
+    assert (banner.startswith("serving http://127.0.0.1:")
+            and banner.endswith("/ (Ctrl-C to stop)")), server.stderr.read()
     yield banner.split()[1]
     server.send_signal(2)  # Ctrl-C
     deadline = time.monotonic() + 10
@@ -64,7 +66,8 @@ def test_the_index_lists_every_sweep_with_its_question_progress_and_state(dashbo
 
 def test_each_sweep_has_its_live_page_linking_back_and_two_overlay(dashboard):
     page = get(dashboard + "sweep/qk")
-    assert page.startswith("<!doctype html>") and '<section class="answer"' in page and "4 of 4 cells: finished." in page
+    assert (page.startswith("<!doctype html>") and '<section class="answer"' in page
+            and "4 of 4 cells: finished." in page)
     assert 'data-index="/"><p class="crumbs"><a href="/">all sweeps</a></p>' in page
     live = get(dashboard + "sweep/live")
     assert 'data-reload="10"' in live and "1 of 2 cells; partial" in live
@@ -136,7 +139,8 @@ def test_labels_change_by_the_form_from_the_dashboards_own_pages_only(dashboard,
 
 
 def _dashboard(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cli.main", "dashboard", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "cli.main", "dashboard", *args], capture_output=True, text=True,
+                          timeout=120)
 
 
 def test_a_port_in_use_a_bad_port_and_a_missing_store_are_one_line_and_exit_2(results, tmp_path):
@@ -146,9 +150,11 @@ def test_a_port_in_use_a_bad_port_and_a_missing_store_are_one_line_and_exit_2(re
         port = taken.getsockname()[1]
         busy = _dashboard("--results", str(results), "--port", str(port))
     assert (busy.returncode, busy.stdout) == (2, "")
-    assert busy.stderr == f"harness dashboard: error: --port {port} is in use on 127.0.0.1: pick another, or --port 0 for a free one.\n"
+    assert busy.stderr == (f"harness dashboard: error: --port {port} is in use on 127.0.0.1: pick another, or --port 0 "
+                           "for a free one.\n")
     bad = _dashboard("--results", str(results), "--port", "99999")
-    assert bad.returncode == 2 and bad.stderr == "harness dashboard: error: --port 99999 is invalid: a port is 0-65535 (0 picks a free one).\n"
+    assert bad.returncode == 2 and bad.stderr == ("harness dashboard: error: --port 99999 is invalid: a port is "
+                                                  "0-65535 (0 picks a free one).\n")
     missing = _dashboard("--results", str(tmp_path / "none"), "--port", "0")
     assert missing.returncode == 2 and missing.stderr.startswith("harness dashboard: error: no results directory at ")
     assert len(missing.stderr.splitlines()) == 1

@@ -29,17 +29,20 @@ def test_writes_the_report_where_asked_and_prints_its_path(results, tmp_path, ca
 
 def test_bad_baseline_is_one_line_and_exit_2(results, capsys):
     assert main(["report", "qk", "--results", str(results), "--baseline", "bse"]) == 2
-    assert capsys.readouterr().err.strip() == "harness report: error: baseline 'bse' is not an arm of sweep 'qk'; did you mean 'base'?"
+    assert capsys.readouterr().err.strip() == ("harness report: error: baseline 'bse' is not an arm of sweep 'qk'; did "
+                                               "you mean 'base'?")
 
 
 @pytest.mark.slow
 def test_serve_answers_on_localhost_until_interrupted(results):
-    command = [sys.executable, "-m", "cli.main", "report", "qk", "--results", str(results), "--serve", "--port", "0", "--host", "localhost"]
+    command = [sys.executable, "-m", "cli.main", "report", "qk", "--results", str(results), "--serve", "--port", "0",
+               "--host", "localhost"]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         path = server.stdout.readline().strip()
         banner = server.stdout.readline().strip()
-        assert path.endswith("sweeps/qk/report.html") and banner.startswith("serving http://127.0.0.1:")  # localhost's address
+        # localhost's address
+        assert path.endswith("sweeps/qk/report.html") and banner.startswith("serving http://127.0.0.1:")
         url = banner.split()[1]
         with urllib.request.urlopen(url) as response:
             assert response.read() == Path(path).read_bytes()
@@ -69,7 +72,8 @@ def test_a_server_started_with_sigint_ignored_still_stops_on_ctrl_c_and_on_sigte
 def test_a_bad_port_is_one_line_and_exit_2_before_anything_is_written(results, tmp_path, capsys, port):
     out = tmp_path / "never.html"
     assert main(["report", "qk", "--results", str(results), "--out", str(out), "--serve", "--port", port]) == 2
-    assert capsys.readouterr().err.strip() == f"harness report: error: --port {port} is invalid: a port is 0-65535 (0 picks a free one)."
+    assert capsys.readouterr().err.strip() == (f"harness report: error: --port {port} is invalid: a port is 0-65535 (0 "
+                                               "picks a free one).")
     assert not out.exists()
 
 
@@ -79,10 +83,11 @@ def test_a_port_in_use_is_one_line_and_exit_2_before_anything_is_written(results
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run([sys.executable, "-m", "cli.main", "report", "qk", "--results", str(results), "--out", str(out),
-                               "--serve", "--port", str(port)], capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-m", "cli.main", "report", "qk", "--results", str(results), "--out",
+                               str(out), "--serve", "--port", str(port)], capture_output=True, text=True)
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr == f"harness report: error: --port {port} is in use on 127.0.0.1: pick another, or --port 0 for a free one.\n"
+    assert done.stderr == (f"harness report: error: --port {port} is in use on 127.0.0.1: pick another, or --port 0 "
+                           "for a free one.\n")
     assert not out.exists()
 
 

@@ -6,7 +6,6 @@ import sys
 import time
 from pathlib import Path
 
-
 import db
 
 HERE = Path(__file__).parent

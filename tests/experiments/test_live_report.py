@@ -9,9 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import db
 import pytest
 
+import db
 from experiments import expand
 from experiments.declare.load import load_ablation
 from experiments.workers.claims import current_claim

@@ -51,7 +51,8 @@ def test_gpt2_style_block_counted_by_hand():
         (dict(norm_position="parallel_two_norms"), 4 * 16 + 3 * 4 * 8 + 2 * 4, 40 + 4),
         # per-head QK-norm: one γ of head_dim for q and one for k; full scope: over all heads.
         (dict(qk_norm="rmsnorm"), 4 * 16 + 3 * 4 * 8 + 2 * 4 + 2 * 2, 40 + 4),
-        (dict(qk_norm="layernorm", qk_norm_scope="full", n_kv_heads=1), 4 * 4 + 2 * 4 * 2 + 4 * 4 + 3 * 4 * 8 + 2 * 4 + 4 + 2, 40 + 4),
+        (dict(qk_norm="layernorm", qk_norm_scope="full", n_kv_heads=1),
+         4 * 4 + 2 * 4 * 2 + 4 * 4 + 3 * 4 * 8 + 2 * 4 + 4 + 2, 40 + 4),
         (dict(attn_sinks=True), 4 * 16 + 2 + 3 * 4 * 8 + 2 * 4, 40 + 4),
         # MoE: a bias-free router (E·d) and E bias-free experts.
         (dict(n_experts=3, moe_top_k=2), 4 * 16 + 3 * 4 + 3 * (3 * 4 * 8) + 2 * 4, 40 + 4),
@@ -105,7 +106,8 @@ def test_kv_cache_bytes_keep_only_the_window_on_local_layers():
     per_position = 2 * 2 * 2 * 2  # K and V, 2 KV heads of 2, bf16
     assert calc.kv_cache_bytes(cfg, 16) == per_position * (3 + 16)  # local keeps window - 1, global all
     assert calc.kv_cache_bytes(cfg, 2) == per_position * (2 + 2)
-    assert calc.kv_cache_bytes(cfg.replace(sliding_window=None, global_every=0), 16) == 16 * calc.kv_cache_bytes_per_token(cfg)
+    assert (calc.kv_cache_bytes(cfg.replace(sliding_window=None, global_every=0), 16)
+            == 16 * calc.kv_cache_bytes_per_token(cfg))
 
 
 def test_irope_layers_without_rope_have_no_qk_norm():

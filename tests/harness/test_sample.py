@@ -181,7 +181,8 @@ def test_limits_of_the_model_are_checked_before_decoding(model, prompt):
     for bad_prompt in (torch.tensor([[1, 40]]), torch.tensor([[-1, 2]]), torch.tensor([[1.0, 2.0]])):
         with pytest.raises(ConfigError, match=r"prompt_ids .*0\.\.39"):
             generate(model, bad_prompt, 2)
-    learned = build_model(ModelConfig(vocab_size=40, d_model=32, n_layers=1, n_heads=4, positions="learned", max_seq_len=8))
+    learned = build_model(ModelConfig(vocab_size=40, d_model=32, n_layers=1, n_heads=4, positions="learned",
+                                      max_seq_len=8))
     assert generate(learned, prompt, 4).shape == (3, 8)
     with pytest.raises(ConfigError, match="max_new_tokens=5.*max_seq_len=8"):
         generate(learned, prompt, 5)

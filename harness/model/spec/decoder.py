@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Callable
 
 from harness.model import registry
 from harness.model.spec import attention as attention_spec
-from harness.model.spec.params import Params, prefixed
 from harness.model.spec.parametrization import lr_multiplier
+from harness.model.spec.params import Params, prefixed
 
 if TYPE_CHECKING:
     from harness.config.model import ModelConfig

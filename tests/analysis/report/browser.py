@@ -30,7 +30,8 @@ def _install() -> str | None:
     try:
         import selenium  # noqa: F401
     except ImportError:
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "selenium>=4.30,<5"], capture_output=True, timeout=600)
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "selenium>=4.30,<5"], capture_output=True,
+                       timeout=600)
     try:
         import selenium  # noqa: F401,F811
     except ImportError:

@@ -23,10 +23,12 @@ def _section(page: str) -> str:
 
 def test_the_section_says_per_arm_what_the_fits_predict(ladder_page):
     section = _section(ladder_page)
-    sentence = re.search(r"<li><b>steeper</b> at 3\.07e\+16 FLOPs \(the default: 100× the largest rung\): (.*?)</li>", section).group(1)
-    assert re.match(r"predicted -?[\d.]+ nats .*\(95% \[-?[\d.]+, -?[\d.]+\]\); their fitted curves (cross at|do not cross)", sentence)
-    for heading in ("Fits against training compute, extrapolated to 3.07e+16 FLOPs", "Fits against parameters, extrapolated to",
-                    "Decision consistency"):
+    sentence = re.search(r"<li><b>steeper</b> at 3\.07e\+16 FLOPs \(the default: 100× the largest rung\): (.*?)</li>",
+                         section).group(1)
+    assert re.match(r"predicted -?[\d.]+ nats .*\(95% \[-?[\d.]+, -?[\d.]+\]\); their fitted curves (cross at|do not "
+                    r"cross)", sentence)
+    for heading in ("Fits against training compute, extrapolated to 3.07e+16 FLOPs",
+                    "Fits against parameters, extrapolated to", "Decision consistency"):
         assert f"<h3>{heading}" in section
     for column in ("E 95%", "alpha 95%", "A 95%", "predicted 95%", "gap 95%", "crossover 95%", "resolved_opposite"):
         assert f"<th>{column}</th>" in section
@@ -34,9 +36,12 @@ def test_the_section_says_per_arm_what_the_fits_predict(ladder_page):
 
 
 def test_the_page_carries_the_figure_and_every_fold_runs_in_db_query(ladder_store, ladder_page, capsys):
-    data = json.loads(unescape(re.search(r'<script id="harness-data" type="application/json">(.*?)</script>', ladder_page, re.S).group(1)))
+    data = json.loads(unescape(re.search(r'<script id="harness-data" type="application/json">(.*?)</script>',
+                                         ladder_page, re.S).group(1)))
     assert {trace["legendgroup"] for trace in data["fixed"]["ladder"]["data"]} == {"base", "steeper"}
-    folds = [unescape(q) for q in re.findall(r'<details class="sql"><summary>SQL[^<]*</summary><pre>(.*?)</pre></details>', _section(ladder_page), re.S)]
+    folds = [unescape(q) for q in re.findall(r'<details '
+                                             r'class="sql"><summary>SQL[^<]*</summary><pre>(.*?)</pre></details>',
+                                             _section(ladder_page), re.S)]
     assert len(folds) == 3
     for sql in folds:
         assert main(["db", "query", sql, "--results", str(ladder_store[0]), "--format", "csv"]) == 0, sql

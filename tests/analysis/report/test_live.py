@@ -114,7 +114,8 @@ def test_hold_abandons_a_partial_page_in_flight_and_the_store_is_not_read_until_
     assert report.end() == 0
 
 
-def test_at_end_of_input_without_last_a_page_with_cells_left_and_none_training_is_drawn_as_interrupted(results, tmp_path):
+def test_at_end_of_input_without_last_a_page_with_cells_left_and_none_training_is_drawn_as_interrupted(results,
+                                                                                                      tmp_path):
     report = ReportProcess(results, "cut", tmp_path / "report.log")
     report.send("cell")
     assert report.answer() == "wrote 1 partial"  # while the runner was there, the page said the sweep runs

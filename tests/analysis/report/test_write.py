@@ -32,7 +32,8 @@ def test_report_is_self_contained_at_the_default_path(planted_store, finished_pa
     assert page.count('<div class="plot" id="plot-') == len(shown)
     assert page.count('<section id="run-detail" class="run" hidden>') == 1
     assert 'id="harness-data" type="application/json"' in page and "Plotly" in page  # plotly.js inlined
-    assert not re.search(r'<(script|img|link|iframe)[^>]* (src|href)=', page)  # nothing to fetch: opens from disk, offline
+    # nothing to fetch: opens from disk, offline
+    assert not re.search(r'<(script|img|link|iframe)[^>]* (src|href)=', page)
 
 
 def test_finished_sweep_does_not_reload(finished_page):
@@ -46,10 +47,12 @@ def test_the_page_leads_with_the_answer_then_the_compact_table(finished_page):
     answer = page[page.index('<section class="answer"'):page.index("<h2>By arm and LR</h2>")]
     assert page.index('<section class="answer"') < page.index("<h2>By arm and LR</h2>") < page.index("<h2>Figures</h2>")
     assert "<b>better</b> wins: -0.1" in answer
-    for arm, verdict in [("better", "better"), ("worse", "worse"), ("null", "within noise"), ("tiny", "negligible"), ("single", "no CI")]:
+    for arm, verdict in [("better", "better"), ("worse", "worse"), ("null", "within noise"), ("tiny", "negligible"),
+                         ("single", "no CI")]:
         assert re.search(rf'<li data-arm="{arm}" data-verdict="{verdict}">', answer)
         assert re.search(rf'<tr><td data-sort="{arm}">{arm}</td><td data-sort="{verdict}" data-verdict', answer)
-    assert re.search(r'data-arm="null"[^<]*<b>null</b>.*?<b>not resolved</b>.*?\d+ more seeds would resolve the observed difference', answer)
+    assert re.search(r'data-arm="null"[^<]*<b>null</b>.*?<b>not resolved</b>.*?\d+ more seeds would resolve the '
+                     r'observed difference', answer)
     assert "to resolve the observed difference" in answer and "to resolve ±0.01 nats" in answer
     for column in ("best_lr", "lr_sensitivity", "diverged runs", "peak_attn_logit"):
         assert f">{column}</th>" in answer
@@ -65,13 +68,16 @@ def test_the_table_by_arm_and_lr_labels_both_seed_plans_and_keeps_the_arm_in_vie
 @pytest.mark.slow
 def test_every_sql_fold_is_one_statement_that_runs_in_harness_db_query(planted_store, finished_page, capsys):
     _, page = finished_page
-    folds = [unescape(q) for q in re.findall(r'<details class="sql"><summary>SQL[^<]*</summary><pre>(.*?)</pre></details>', page, re.S)]
+    folds = [unescape(q) for q in re.findall(r'<details '
+                                             r'class="sql"><summary>SQL[^<]*</summary><pre>(.*?)</pre></details>', page,
+                                             re.S)]
     assert len(folds) >= len(FIGURES) - 1 + 4  # every figure but the ladder's
     for sql in folds:
         assert sql.count(";") == 0 and sql.lstrip().upper().startswith("WITH SWEEP_RUNS AS (")
         assert main(["db", "query", sql, "--results", str(planted_store[0]), "--format", "csv"]) == 0, sql
         assert len(capsys.readouterr().out.splitlines()) >= 2  # a header and some rows
-    pasted = subprocess.run([sys.executable, "-m", "cli.main", "db", "query", folds[0], "--results", str(planted_store[0])],
+    pasted = subprocess.run([sys.executable, "-m", "cli.main", "db", "query", folds[0], "--results",
+                             str(planted_store[0])],
                             capture_output=True, text=True, timeout=120)  # and one through the command line itself
     assert pasted.returncode == 0 and pasted.stderr == "" and "final_val_loss" in pasted.stdout
 
@@ -124,8 +130,9 @@ def test_a_sweep_at_two_widths_gets_its_comparison_across_them(tmp_path):
     for qk_norm in ("none", "rmsnorm"):
         for width in (64, 128):
             for seed in range(3):
-                synthetic.write_run(tmp_path, f"{qk_norm}-{width}-{seed}", sweep="wide", arm=f"{qk_norm}-{width}", seed=seed,
-                                    lr=1e-3, final=3.0 + 0.01 * seed + 0.001 * (qk_norm == "none") * (-1) ** seed, steps=12,
+                synthetic.write_run(tmp_path, f"{qk_norm}-{width}-{seed}", sweep="wide", arm=f"{qk_norm}-{width}",
+                                    seed=seed, lr=1e-3,
+                                    final=3.0 + 0.01 * seed + 0.001 * (qk_norm == "none") * (-1) ** seed, steps=12,
                                     config={"d_model": width, "qk_norm": qk_norm})
     page = write_report(tmp_path, "wide").read_text()
     scale = page[page.index("<h2>Across scales</h2>"):page.index("<h2>Figures</h2>")]
@@ -154,7 +161,8 @@ def test_the_page_names_the_code_that_made_its_finished_runs(tmp_path):
 
 def _interrupted_store(results):
     synthetic.write_run(results, "i0", sweep="cut", arm="base", seed=0, lr=1e-3, final=3.0, steps=12)
-    synthetic.write_run(results, "i1", sweep="cut", arm="base", seed=1, lr=1e-3, final=3.0, steps=12, status="interrupted")
+    synthetic.write_run(results, "i1", sweep="cut", arm="base", seed=1, lr=1e-3, final=3.0, steps=12,
+                        status="interrupted")
     cells = [{"arm": "base", "lr": 1e-3, "seed": s, "run_id": f"i{s}"} for s in range(3)]  # i2: never started
     db.write_sweep(results, "cut", {"question": "stopped?", "baseline": "base"}, cells)
 
@@ -163,7 +171,8 @@ def test_an_interrupted_sweep_says_so_and_does_not_reload(tmp_path):
     _interrupted_store(tmp_path)
     page = write_report(tmp_path, "cut").read_text()
     assert REFRESH not in page and 'class="status interrupted"' in page
-    assert "Interrupted: 1 of 3 cells; partial (1 interrupted or crashed, 2 waiting in all); no worker is running it." in page
+    assert ("Interrupted: 1 of 3 cells; partial (1 interrupted or crashed, 2 waiting in all); no worker is running it."
+            in page)
 
 
 def test_a_sweep_with_only_pending_cells_and_nothing_training_still_reloads(tmp_path):

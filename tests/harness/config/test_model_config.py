@@ -16,8 +16,8 @@ from harness.model import registry
 
 LITERALS = ("mlp", "norm", "norm_position", "qk_norm", "qk_norm_scope", "qk_norm_placement", "positions", "rope_type",
             "bias", "gelu_approximate", "moe_aux_loss", "moe_topk_norm")
-POSITIVE_INTS = ("vocab_size", "d_model", "n_layers", "n_heads", "max_seq_len", "n_experts", "ffn_multiple_of", "moe_top_k",
-                 "rope_original_max_seq_len")
+POSITIVE_INTS = ("vocab_size", "d_model", "n_layers", "n_heads", "max_seq_len", "n_experts", "ffn_multiple_of",
+                 "moe_top_k", "rope_original_max_seq_len")
 OPTIONAL_INTS = ("n_kv_heads", "head_dim", "d_ff", "sliding_window")
 POSITIVE_FLOATS = ("norm_eps", "rope_theta", "init_std", "rope_scaling_factor", "rope_low_freq_factor",
                    "rope_high_freq_factor")
@@ -47,7 +47,8 @@ def valid_configs(draw):
         norm=draw(st.sampled_from(literal_options(ModelConfig, "norm"))),
         norm_position=draw(st.sampled_from(literal_options(ModelConfig, "norm_position"))),
         qk_norm=qk_norm,
-        qk_norm_scope=draw(st.sampled_from(literal_options(ModelConfig, "qk_norm_scope"))) if qk_norm != "none" else "head",
+        qk_norm_scope=(draw(st.sampled_from(literal_options(ModelConfig, "qk_norm_scope")))
+                       if qk_norm != "none" else "head"),
         positions=positions,
         nope_every=draw(st.integers(0, 4)) if positions == "rope" else 0,
         sliding_window=window,
@@ -103,7 +104,8 @@ INVALID = st.one_of(
     *[st.tuples(st.just(field), _bad_int(1)) for field in POSITIVE_INTS + OPTIONAL_INTS],
     *[st.tuples(st.just(field), _bad_int(0)) for field in ("nope_every", "global_every")],
     *[
-        st.tuples(st.just(field), st.floats(max_value=0) | st.just(float("inf")) | st.just(float("nan")) | st.text(max_size=3))
+        st.tuples(st.just(field),
+                  st.floats(max_value=0) | st.just(float("inf")) | st.just(float("nan")) | st.text(max_size=3))
         for field in POSITIVE_FLOATS + OPTIONAL_FLOATS
     ],
     *[st.tuples(st.just(field), st.sampled_from([0, 1, "yes", None])) for field in BOOLS],

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
+import pydoc_data.topics
 import shutil
 import socket
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pydoc_data.topics
 import pytest
 
 from harness.config import DataConfig
@@ -36,7 +36,8 @@ def documents() -> list[str]:
 
 
 def write_corpus(path: Path, documents: list[str], field: str = "text") -> Path:
-    """Write `documents` in the format the suffix names: .txt (blank-line separated), .jsonl, .json (an array) or .parquet."""
+    """Write `documents` in the format the suffix names: .txt (blank-line separated), .jsonl, .json (an array) or
+    .parquet."""
     if path.suffix == ".txt":
         path.write_text("\n\n".join(documents) + "\n")
     elif path.suffix == ".jsonl":

@@ -42,7 +42,8 @@ def test_cache_dir_precedence(tmp_path, monkeypatch):
 
 def test_a_file_in_place_of_the_cache_dir_is_a_clear_error(tmp_path, monkeypatch):
     (tmp_path / "taken").write_text("a file")
-    with pytest.raises(DataError, match=r"DataConfig.cache_dir='.*taken' is not a usable cache directory \(File exists\)"):
+    with pytest.raises(DataError,
+                       match=r"DataConfig.cache_dir='.*taken' is not a usable cache directory \(File exists\)"):
         resolve_cache_dir(str(tmp_path / "taken"))
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "taken" / "sub"))
     with pytest.raises(DataError, match=r"\$HARNESS_CACHE=.* is not a usable cache directory"):

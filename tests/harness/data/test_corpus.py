@@ -152,7 +152,9 @@ def test_cached_hub_dataset_loads_offline(tmp_path, documents, hub_dataset, no_n
 
 
 def test_hub_dataset_missing_field_or_split_is_a_clear_error(tmp_path, hub_dataset):
-    with pytest.raises(DataError, match=r"text_field='story' is not a column of 'someone/tiny-corpus'; valid columns: 'text', 'id'"):
+    with pytest.raises(DataError,
+                       match=r"text_field='story' is not a column of 'someone/tiny-corpus'; "
+                             r"valid columns: 'text', 'id'"):
         load(hub_dataset, tmp_path, text_field="story").documents
     with pytest.raises(DataError, match=r"split 'validation'.* not in the local Hugging Face cache"):
         load(hub_dataset, tmp_path, split="validation").stats

@@ -47,7 +47,8 @@ def test_stream_is_step_addressable(data):
 
 
 def test_validation_windows_are_the_same_for_every_arm(txt_config):
-    arms = [ModelConfig(vocab_size=TEST_VOCAB, d_model=64), ModelConfig(vocab_size=TEST_VOCAB, n_layers=2, qk_norm="rmsnorm")]
+    arms = [ModelConfig(vocab_size=TEST_VOCAB, d_model=64),
+            ModelConfig(vocab_size=TEST_VOCAB, n_layers=2, qk_norm="rmsnorm")]
     prepared = [prepare(txt_config, arm.vocab_size) for arm in arms]
     modules = [TokenDataModule(p, SEQ_LEN, batch_size, seed) for p, batch_size, seed in zip(prepared, (8, 5), (0, 1))]
     flattened = [tuple(torch.cat(part) for part in zip(*module.val_dataloader())) for module in modules]
@@ -77,7 +78,8 @@ def test_seq_len_beyond_the_training_split_is_an_error(tmp_path, documents, writ
     source = write_corpus(tmp_path / "small.txt", documents[:40])
     small = prepare(DataConfig(source=str(source), cache_dir=str(tmp_path / "cache"), val_tokens=64), TEST_VOCAB)
     too_long = len(small.train_ids)
-    with pytest.raises(DataError, match=rf"seq_len={too_long} is invalid: the training split has only {too_long} tokens"):
+    with pytest.raises(DataError,
+                       match=rf"seq_len={too_long} is invalid: the training split has only {too_long} tokens"):
         TokenDataModule(small, too_long, 8, seed=0)
 
 

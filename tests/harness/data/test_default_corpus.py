@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import hashlib
-
 import pydoc_data.topics
 
 from harness.config import DataConfig

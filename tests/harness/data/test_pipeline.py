@@ -126,5 +126,7 @@ def test_fast_preparation_prints_nothing(txt_config, capfd):
 
 
 def test_prepare_imports_neither_torch_nor_datasets():
-    probe = "import sys; from harness.data import prepare; print(sorted({'torch', 'lightning', 'datasets'} & set(sys.modules)))"
-    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+    probe = ("import sys; from harness.data import prepare; print(sorted({'torch', 'lightning', 'datasets'} & "
+             "set(sys.modules)))")
+    assert (subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+            == "[]")

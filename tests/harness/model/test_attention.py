@@ -4,9 +4,9 @@ import torch
 from harness.config.model import ModelConfig
 from harness.model.attention import Attention
 from harness.model.positions import RotaryPositions, apply_rope
+from harness.model.softcap import soft_cap
 from harness.model.spec.attention import projections
 from harness.model.transformer import build_qk_norms
-from harness.model.softcap import soft_cap
 
 HEADS = {"mha": (4, 4), "gqa": (4, 2), "mqa": (4, 1)}
 
@@ -83,7 +83,8 @@ def test_eager_path_matches_reference_with_caps_and_sinks(overrides):
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("overrides", [{}, {"n_kv_heads": 2, "sliding_window": 3}, {"n_kv_heads": 1, "attn_scale": 0.3}])
+@pytest.mark.parametrize("overrides",
+                         [{}, {"n_kv_heads": 2, "sliding_window": 3}, {"n_kv_heads": 1, "attn_scale": 0.3}])
 def test_eager_and_sdpa_paths_agree_without_cap_or_sink(overrides):
     cfg, attn = _attention(**overrides)
     x = torch.randn(2, 7, cfg.d_model)

@@ -2,8 +2,7 @@ import pytest
 import torch
 
 from harness.config.model import ModelConfig
-from harness.model import build_model
-from harness.model import probe
+from harness.model import build_model, probe
 from harness.model.softcap import soft_cap
 
 

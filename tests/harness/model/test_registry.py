@@ -299,7 +299,8 @@ def check_mup_scaling(cfg: ModelConfig) -> None:
     for name, declared in decoder.decoder(cfg).items():
         width_like = _width_like(declared.shape, wide[name].shape)
         matrix_like = sum(width_like) == 2
-        assert (declared.role == HIDDEN) == matrix_like, f"{name} {declared.shape} is {declared.role}: width-like {width_like}"
+        assert (declared.role == HIDDEN) == matrix_like, (f"{name} {declared.shape} is {declared.role}: width-like "
+                                                          f"{width_like}")
         if declared.role == OUTPUT:
             assert len(declared.shape) == 2 and width_like == [False, True], f"{name} is no readout"
         init, expected = declared.init, standard[name].init

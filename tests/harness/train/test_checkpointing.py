@@ -59,7 +59,8 @@ def test_last_names_the_live_holders_newest_checkpoint(tmp_path, train_data, tra
     def taker(results, folder):  # claim 1 resumed from step 2 and checkpointed step 3
         shutil.copy(folder / "step0000002-g0.ckpt", folder / "step0000003-g1.ckpt")
 
-    last, _ = lose_the_claim_while_repointing(tmp_path, train_data, train_data_cfg, tiny_model_cfg, tiny_train_cfg, taker)
+    last, _ = lose_the_claim_while_repointing(tmp_path, train_data, train_data_cfg, tiny_model_cfg, tiny_train_cfg,
+                                              taker)
     assert last == "step0000003-g1.ckpt"
 
 
@@ -71,7 +72,8 @@ def test_last_names_the_results_checkpoint(tmp_path, train_data, train_data_cfg,
         writer = db.RunWriter.open(results, "r", claim=1, resume=True, resume_from_step=3)
         writer.close("completed", summary={"checkpoint": "step0000008-g1.ckpt"})
 
-    last, _ = lose_the_claim_while_repointing(tmp_path, train_data, train_data_cfg, tiny_model_cfg, tiny_train_cfg, taker)
+    last, _ = lose_the_claim_while_repointing(tmp_path, train_data, train_data_cfg, tiny_model_cfg, tiny_train_cfg,
+                                              taker)
     assert last == "step0000008-g1.ckpt"
 
 

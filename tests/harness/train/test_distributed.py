@@ -12,10 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import db
 import pytest
 import torch
 
+import db
 from harness.train.checkpoints import checkpoint_dir, load_checkpoint
 from harness.train.placement import Placement
 from harness.train.run import RunSpec, train_run

@@ -13,7 +13,8 @@ def query(results, sql, *params):
 
 def step_one_loss(results, run_id):
     """The oracle: step 1's `train_loss` as a log_every=1 run logged it."""
-    ((value,),) = query(results, "SELECT value FROM metrics WHERE run_id = ? AND name = 'train_loss' AND step = 1", run_id)
+    ((value,),) = query(results, "SELECT value FROM metrics WHERE run_id = ? AND name = 'train_loss' AND step = 1",
+                        run_id)
     return value
 
 
@@ -27,12 +28,14 @@ def test_initial_loss_is_written_at_step_0_whatever_log_every_is(run_tiny):
     run_tiny("every", log_every=1, grad_accum=2)
     sparse, results = run_tiny("sparse", log_every=10, grad_accum=2)
     oracle = step_one_loss(results, "every")
-    assert [s for (s,) in query(results, "SELECT step FROM metrics WHERE run_id = 'sparse' AND name = 'train_loss'")] == [8]
+    assert [s for (s,) in query(results,
+                                "SELECT step FROM metrics WHERE run_id = 'sparse' AND name = 'train_loss'")] == [8]
     ((step, value),) = initial_loss_rows(results, "sparse")
     assert step == 0 and value == pytest.approx(oracle, rel=1e-6)
     assert sparse.summary["initial_loss"] == pytest.approx(oracle, rel=1e-6)
     # With every step logged the first logged loss is the initial loss; with sparse logging it is not.
-    assert query(results, "SELECT value FROM metrics WHERE run_id = 'sparse' AND name = 'train_loss'")[0][0] != pytest.approx(oracle)
+    assert (query(results, "SELECT value FROM metrics WHERE run_id = 'sparse' AND name = 'train_loss'")[0][0]
+            != pytest.approx(oracle))
 
 
 class Crash(Exception):

@@ -3,9 +3,9 @@
 
 import signal
 
-import db
 import pytest
 
+import db
 from harness.train.interrupt import clear_stop_request, request_stop, stop_requested
 
 
@@ -48,7 +48,8 @@ def test_stop_request_checkpoints_at_the_step_and_resume_matches_the_whole_run(r
     assert resumed.status == "completed"
     assert resumed.summary["final_train_loss"] == pytest.approx(whole.summary["final_train_loss"], rel=1e-6)
     assert [s for s, _ in losses(results, "stopped")] == [s for s, _ in losses(results, "whole")]  # no gap, no repeat
-    assert [v for _, v in losses(results, "stopped")] == pytest.approx([v for _, v in losses(results, "whole")], rel=1e-6)
+    assert [v for _, v in losses(results, "stopped")] == pytest.approx([v for _, v in losses(results, "whole")],
+                                                                       rel=1e-6)
 
 
 @pytest.mark.slow
@@ -86,7 +87,8 @@ def test_a_failed_segment_stores_its_traceback(run_tiny, tmp_path, monkeypatch):
     monkeypatch.setattr(DivergenceMonitor, "on_train_batch_end", boom)
     with pytest.raises(ValueError):
         run_tiny("boom")
-    status, summary = db.connect(tmp_path / "results").execute("SELECT status, summary FROM runs WHERE run_id = 'boom'").fetchone()
+    status, summary = db.connect(tmp_path / "results").execute(
+        "SELECT status, summary FROM runs WHERE run_id = 'boom'").fetchone()
     summary = json.loads(summary)
     assert status == "failed" and summary["error"] == "ValueError: bad batch"
     assert "Traceback" in summary["traceback"] and "in boom" in summary["traceback"]
@@ -98,5 +100,7 @@ def test_resume_of_a_run_checkpointed_at_its_last_step_but_never_closed_trains_i
     for status in (results / "runs" / "edge" / "status").iterdir():
         status.unlink()  # as if killed during the final validation, after the last checkpoint
     again, _ = run_tiny("edge", resume=True)
-    assert again.status == "completed" and again.summary["final_train_loss"] == pytest.approx(whole.summary["final_train_loss"])
-    assert db.connect(results).execute("SELECT status, n_segments FROM runs WHERE run_id = 'edge'").fetchone() == ("completed", 2)
+    assert (again.status == "completed"
+            and again.summary["final_train_loss"] == pytest.approx(whole.summary["final_train_loss"]))
+    assert (db.connect(results).execute("SELECT status, n_segments FROM runs WHERE run_id = 'edge'").fetchone()
+            == ("completed", 2))

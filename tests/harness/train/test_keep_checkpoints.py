@@ -53,4 +53,5 @@ def test_an_interrupted_run_keeps_its_checkpoint_even_with_none(tmp_path, train_
                    keep_checkpoints="none")
     outcome = train_run(spec, train_data, progress=False, extra_callbacks=[stopper])
     assert outcome.status == "interrupted"
-    assert [p.name for p in checkpoint_dir(results, "r").glob("step*.ckpt")] == [f"step{outcome.interrupted.step:07d}.ckpt"]
+    assert ([p.name for p in checkpoint_dir(results, "r").glob("step*.ckpt")]
+            == [f"step{outcome.interrupted.step:07d}.ckpt"])

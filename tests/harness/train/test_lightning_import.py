@@ -10,7 +10,8 @@ OPTIONAL = ("scipy", "transformers", "matplotlib")
 
 
 def _run(code: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", f"import json, sys\n{code}"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", f"import json, sys\n{code}"], capture_output=True, text=True,
+                         check=True).stdout
     return json.loads(out.splitlines()[-1])
 
 
@@ -23,7 +24,8 @@ def test_a_worker_imports_lightning_without_the_optional_packages_which_import_n
         "from lightning.pytorch import Trainer\n"
         "print(json.dumps({'hidden': hidden, 'finders': [type(f).__name__ for f in sys.meta_path],\n"
         "                  'trainer': 'harness.train.run' in sys.modules and Trainer.__name__,\n"
-        "                  'scipy': scipy.stats.norm.cdf(0.0), 'transformers': importlib.metadata.version('transformers')}))"
+        "                  'scipy': scipy.stats.norm.cdf(0.0), 'transformers': "
+        "importlib.metadata.version('transformers')}))"
     )
     assert seen["hidden"] == []  # none of them was imported on the way to a trainable process
     assert seen["trainer"] == "Trainer" and "_Absent" not in seen["finders"]

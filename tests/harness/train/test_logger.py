@@ -20,16 +20,19 @@ def test_metrics_layers_events_and_status_read_back(tmp_path):
     logger.log_event(2, "loss_spike", 2.25, "detail")
     logger.summary = {"final_train_loss": 2.25}
     logger.finalize("success")
-    assert read(tmp_path, "SELECT run_id, seed, status, d_model, lr, params, final_val_loss, final_train_loss FROM runs") == [
+    assert read(tmp_path,
+                "SELECT run_id, seed, status, d_model, lr, params, final_val_loss, final_train_loss FROM runs") == [
         ("run-1", 3, "completed", 64, 1e-3, 1000, 2.4, 2.25)
     ]
     assert read(tmp_path, "SELECT step, name, value FROM metrics ORDER BY step, name") == [
         (1, "grad_norm", 0.7), (1, "train_loss", 2.5), (2, "train_loss", 2.25), (2, "val_loss", 2.4)
     ]
-    assert read(tmp_path, "SELECT layer, head, value FROM layer_metrics WHERE name = 'attn_logit_max' ORDER BY layer, head") == [
+    assert read(tmp_path,
+                "SELECT layer, head, value FROM layer_metrics WHERE name = 'attn_logit_max' ORDER BY layer, head") == [
         (0, 0, 1.0), (0, 1, 2.0), (1, 0, 3.0), (1, 1, 4.0)
     ]
-    assert read(tmp_path, "SELECT layer, head FROM layer_metrics WHERE name = 'param_rms' ORDER BY layer") == [(0, None), (1, None)]
+    assert (read(tmp_path, "SELECT layer, head FROM layer_metrics WHERE name = 'param_rms' ORDER BY layer")
+            == [(0, None), (1, None)])
     assert read(tmp_path, "SELECT kind FROM events ORDER BY kind") == [("hyperparams",), ("loss_spike",)]
     assert '"final_train_loss": 2.25' in read(tmp_path, "SELECT summary FROM runs")[0][0]
 

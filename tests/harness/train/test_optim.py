@@ -53,7 +53,8 @@ def test_no_decay_on_embeddings_norms_biases():
     assert len(everything["params"]) == len(list(model.parameters()))
 
 
-@pytest.mark.parametrize("wd_mode, expected_factor", [("coupled", 1 - 0.5 * 1e-2 * 1e-2), ("independent", 1 - 0.5 * 1e-2)])
+@pytest.mark.parametrize("wd_mode, expected_factor",
+                         [("coupled", 1 - 0.5 * 1e-2 * 1e-2), ("independent", 1 - 0.5 * 1e-2)])
 def test_decay_per_step_follows_the_mode(wd_mode, expected_factor):
     """With zero gradients AdamW's step is pure decay: coupled shrinks by s·η·λ, independent by s·λ."""
     cfg = TrainConfig(steps=10, warmup_steps=2, lr=1e-2, min_lr=0.0, weight_decay=1e-2, wd_mode=wd_mode)

@@ -2,10 +2,10 @@
 
 import math
 
-import db
 import pytest
 import torch
 
+import db
 from harness.data import TokenDataModule
 from harness.train.load import load_trained
 
@@ -55,7 +55,9 @@ def brute_force_probe(model, input_ids):
 
 
 def layer_grid(results, name, step):
-    rows = query(results, "SELECT layer, head, value FROM layer_metrics WHERE name = ? AND step = ? ORDER BY layer, head", name, step)
+    rows = query(results,
+                 "SELECT layer, head, value FROM layer_metrics WHERE name = ? AND step = ? ORDER BY layer, head", name,
+                 step)
     n_layers, n_heads = max(r[0] for r in rows) + 1, max(r[1] for r in rows) + 1
     return torch.tensor([r[2] for r in rows]).view(n_layers, n_heads)
 
@@ -79,7 +81,9 @@ def test_probe_values_equal_brute_force_on_the_final_weights(run_tiny, train_dat
 
 
 def train_losses(results, run_id):
-    return [v for (v,) in query(results, "SELECT value FROM metrics WHERE name = 'train_loss' AND run_id = ? ORDER BY step", run_id)]
+    return [v for (v,) in query(results,
+                                "SELECT value FROM metrics WHERE name = 'train_loss' AND run_id = ? ORDER BY step",
+                                run_id)]
 
 
 @pytest.mark.slow
@@ -132,7 +136,8 @@ def test_resume_after_a_crash_reaches_the_uninterrupted_final_loss(run_tiny, mon
     assert len(visible_at_crash) == 4  # the store was flushed with the step-4 checkpoint
     checkpoint = torch.load(results / "checkpoints" / "crashed" / "last.ckpt", weights_only=False)
     probe_state = next(v for k, v in checkpoint["callbacks"].items() if k.startswith("ProbeTelemetry"))
-    (probed_max,) = query(results, "SELECT max(value) FROM metrics WHERE name = 'attn_logit_max' AND run_id = 'crashed'")[0]
+    (probed_max,) = query(results,
+                          "SELECT max(value) FROM metrics WHERE name = 'attn_logit_max' AND run_id = 'crashed'")[0]
     assert probe_state["max_attention_logit"] == pytest.approx(probed_max)  # the summary's maxima survive a resume
     resumed, _ = run_tiny("crashed", resume=True, grad_accum=2)
     assert resumed.summary["final_train_loss"] == pytest.approx(whole.summary["final_train_loss"], rel=1e-6)
@@ -203,7 +208,9 @@ def test_sparse_step_rows_still_include_the_step_a_run_stops_at(run_tiny):
     diverged, results = run_tiny("diverged", lr=1e6, warmup_steps=0, steps=30, log_every=100)
 
     def rows(run_id):
-        return [s for (s,) in query(results, "SELECT step FROM metrics WHERE name = 'train_loss' AND run_id = ? ORDER BY step", run_id)]
+        return [s for (s,) in query(results,
+                                    "SELECT step FROM metrics WHERE name = 'train_loss' AND run_id = ? ORDER BY step",
+                                    run_id)]
 
     assert rows("sparse") == [3, 6, 8]  # the runs view's final_train_loss is the last step's
     assert rows("diverged") == [diverged.summary["diverged_at_step"]]
