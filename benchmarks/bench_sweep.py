@@ -119,6 +119,27 @@ def report_cost(ablation: Path, root: Path, workers: int, wall: float, cells: li
     print(f"page lag after a cell's status: median {statistics.median(lags):.1f} s, max {max(lags):.1f} s")
 
 
+def print_cell_times(cells: list[dict], workers: int, steps: int, wall: float) -> None:
+    """How close the sweep came to its cells' own training time, and the gaps around each claim."""
+    own = [c["finished"] - c["first_step"] for c in cells]
+    to_first_step = [c["first_step"] - c["claimed"] for c in cells]
+    to_next_claim = []
+    for worker in {c["worker"] for c in cells}:
+        mine = sorted((c for c in cells if c["worker"] == worker), key=lambda c: c["claimed"])
+        to_next_claim += [b["claimed"] - a["finished"] for a, b in zip(mine, mine[1:])]
+    ideal = sum(own) / workers
+    print(f"cells {len(cells)}, workers {workers}, steps {steps}")
+    print(f"wall {wall:.1f} s; sum of cells' own training times / workers {ideal:.1f} s; ratio {wall / ideal:.3f} "
+          "(target ≤ 1.15)")
+    print(f"claim → first step: median {statistics.median(to_first_step):.2f} s, max {max(to_first_step):.2f} s "
+          f"(the first cell of each worker includes its torch/Lightning import and data load)")
+    warm = sorted(to_first_step)[: len(cells) - workers]
+    print(f"claim → first step, warm workers (all but each worker's first cell): median {statistics.median(warm):.2f} "
+          f"s, max {max(warm):.2f} s (target ≤ 1)")
+    print(f"status → next claim: median {statistics.median(to_next_claim):.2f} s, max {max(to_next_claim):.2f} s "
+          "(target ≤ 1)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--dir", type=Path, default=Path("/tmp/bench_sweep"))
@@ -142,23 +163,7 @@ def main() -> None:
     wall = run_sweep(args.dir / "bench.py", results, args.workers, report=False)
 
     cells = cell_times(results)
-    own = [c["finished"] - c["first_step"] for c in cells]
-    to_first_step = [c["first_step"] - c["claimed"] for c in cells]
-    to_next_claim = []
-    for worker in {c["worker"] for c in cells}:
-        mine = sorted((c for c in cells if c["worker"] == worker), key=lambda c: c["claimed"])
-        to_next_claim += [b["claimed"] - a["finished"] for a, b in zip(mine, mine[1:])]
-    ideal = sum(own) / args.workers
-    print(f"cells {len(cells)}, workers {args.workers}, steps {args.steps}")
-    print(f"wall {wall:.1f} s; sum of cells' own training times / workers {ideal:.1f} s; ratio {wall / ideal:.3f} "
-          "(target ≤ 1.15)")
-    print(f"claim → first step: median {statistics.median(to_first_step):.2f} s, max {max(to_first_step):.2f} s "
-          f"(the first cell of each worker includes its torch/Lightning import and data load)")
-    warm = sorted(to_first_step)[: len(cells) - args.workers]
-    print(f"claim → first step, warm workers (all but each worker's first cell): median {statistics.median(warm):.2f} "
-          f"s, max {max(warm):.2f} s (target ≤ 1)")
-    print(f"status → next claim: median {statistics.median(to_next_claim):.2f} s, max {max(to_next_claim):.2f} s "
-          "(target ≤ 1)")
+    print_cell_times(cells, args.workers, args.steps, wall)
 
     fence_ms = fence_costs(results)
     print(f"fence checks per cell: median {statistics.median(n for n, _ in fence_ms)}, cost median "

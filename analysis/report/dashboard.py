@@ -100,86 +100,91 @@ def _back(value: str) -> str:
     return value if value.startswith("/") and value[1:2] not in ("/", "\\") else INDEX
 
 
+class DashboardHandler(Replies):
+    """The dashboard's requests over `pages` (a subclass per server sets it: http.server makes a handler per
+    request from a class)."""
+
+    pages: Pages
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        self.answer(lambda: self._get(url.path, query))
+
+    def _get(self, path: str, query: dict) -> None:
+        if path == "/":
+            view = View(query.get("tag", [None])[0], query.get("archived", [""])[0] == "1")
+            self.reply(self.pages.index(view).encode())
+        elif path.startswith("/sweep/"):
+            self.reply(self.pages.page(unquote(path[len("/sweep/"):])).encode())
+        elif path.startswith("/run/"):
+            from analysis.report.run_page import run_page
+
+            sweep = query.get("sweep", [None])[0]
+            run_id = unquote(path[len("/run/"):])
+            self.reply(run_page(self.pages.results_dir, connect(self.pages.results_dir), run_id, sweep).encode())
+        elif path == "/overlay":
+            from analysis.report.overlay import overlay_page
+
+            self.reply(overlay_page(self.pages.results_dir, query.get("sweep", [])).encode())
+        elif path == "/favicon.ico":  # browsers ask for it on every page: none, rather than a 404 in the console
+            self.send_response(HTTPStatus.NO_CONTENT)
+            self.end_headers()
+        elif path == "/compare":
+            sweeps = [query.get(side, [""])[0] for side in ("a", "b")]
+            self.redirect("/overlay?" + urlencode([("sweep", sweep) for sweep in sweeps]))
+        else:
+            self.reply(message_page("Not found", f"No page {path}.").encode(), HTTPStatus.NOT_FOUND)
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        self.answer(self._post)
+
+    def _post(self) -> None:
+        from db.labels import relabel
+
+        origin = self.headers.get("Origin")
+        if urlsplit(self.path).path != "/labels":
+            self.reply(message_page("Not found", f"No form {self.path}.").encode(), HTTPStatus.NOT_FOUND)
+            return
+        if origin is not None and urlsplit(origin).netloc != self.headers.get("Host"):
+            refused = message_page("Refused", "Labels change only from the dashboard's own self.pages.")
+            self.reply(refused.encode(), HTTPStatus.FORBIDDEN)
+            return
+        length = self.headers.get("Content-Length", "")
+        length = int(length) if length.isdigit() else 0
+        form = parse_qs(self.rfile.read(min(length, FORM_LIMIT)).decode(errors="replace"))
+        field = {name: values[0] for name, values in form.items()}
+        action, sweep, tag = field.get("action", ""), field.get("sweep", ""), field.get("tag", "").strip()
+        if action not in LABEL_ACTIONS or sweep not in _sweeps(self.pages.results_dir):
+            raise AnalysisError(f"cannot {action or 'change'} sweep {sweep!r}: no such sweep or change.")
+        tags = [tag] if action in ("tag", "untag") else []
+        try:
+            relabel(self.pages.results_dir, sweep, add=tags if action == "tag" else [],
+                    remove=tags if action == "untag" else [], **LABEL_ACTIONS[action])
+        except DbError as err:  # a bad tag, or a damaged labels file (left as it is)
+            self.reply(message_page("Labels not changed", str(err)).encode(), HTTPStatus.BAD_REQUEST)
+            return
+        self.redirect(_back(field.get("back", INDEX)))
+
+    def answer(self, respond: Callable[[], None]) -> None:
+        """`respond()`, its user-facing errors as a page that says what went wrong."""
+        try:
+            respond()
+        except AnalysisError as err:
+            self.reply(message_page("Nothing to show", str(err)).encode(), HTTPStatus.NOT_FOUND)
+        except (ConfigError, DbError) as err:  # a damaged file the page needs, a store with no readable run
+            self.reply(message_page("Cannot show this", str(err)).encode(), HTTPStatus.INTERNAL_SERVER_ERROR)
+
+    def redirect(self, where: str) -> None:
+        self.send_response(HTTPStatus.SEE_OTHER)
+        self.send_header("Location", where)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
 def handler(pages: Pages) -> type[Replies]:
     """The dashboard's request handler over `pages`."""
-
-    class Handler(Replies):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-            url = urlsplit(self.path)
-            query = parse_qs(url.query)
-            self.answer(lambda: self._get(url.path, query))
-
-        def _get(self, path: str, query: dict) -> None:
-            if path == "/":
-                view = View(query.get("tag", [None])[0], query.get("archived", [""])[0] == "1")
-                self.reply(pages.index(view).encode())
-            elif path.startswith("/sweep/"):
-                self.reply(pages.page(unquote(path[len("/sweep/"):])).encode())
-            elif path.startswith("/run/"):
-                from analysis.report.run_page import run_page
-
-                sweep = query.get("sweep", [None])[0]
-                run_id = unquote(path[len("/run/"):])
-                self.reply(run_page(pages.results_dir, connect(pages.results_dir), run_id, sweep).encode())
-            elif path == "/overlay":
-                from analysis.report.overlay import overlay_page
-
-                self.reply(overlay_page(pages.results_dir, query.get("sweep", [])).encode())
-            elif path == "/favicon.ico":  # browsers ask for it on every page: none, rather than a 404 in the console
-                self.send_response(HTTPStatus.NO_CONTENT)
-                self.end_headers()
-            elif path == "/compare":
-                sweeps = [query.get(side, [""])[0] for side in ("a", "b")]
-                self.redirect("/overlay?" + urlencode([("sweep", sweep) for sweep in sweeps]))
-            else:
-                self.reply(message_page("Not found", f"No page {path}.").encode(), HTTPStatus.NOT_FOUND)
-
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-            self.answer(self._post)
-
-        def _post(self) -> None:
-            from db.labels import relabel
-
-            origin = self.headers.get("Origin")
-            if urlsplit(self.path).path != "/labels":
-                self.reply(message_page("Not found", f"No form {self.path}.").encode(), HTTPStatus.NOT_FOUND)
-                return
-            if origin is not None and urlsplit(origin).netloc != self.headers.get("Host"):
-                refused = message_page("Refused", "Labels change only from the dashboard's own pages.")
-                self.reply(refused.encode(), HTTPStatus.FORBIDDEN)
-                return
-            length = self.headers.get("Content-Length", "")
-            length = int(length) if length.isdigit() else 0
-            form = parse_qs(self.rfile.read(min(length, FORM_LIMIT)).decode(errors="replace"))
-            field = {name: values[0] for name, values in form.items()}
-            action, sweep, tag = field.get("action", ""), field.get("sweep", ""), field.get("tag", "").strip()
-            if action not in LABEL_ACTIONS or sweep not in _sweeps(pages.results_dir):
-                raise AnalysisError(f"cannot {action or 'change'} sweep {sweep!r}: no such sweep or change.")
-            tags = [tag] if action in ("tag", "untag") else []
-            try:
-                relabel(pages.results_dir, sweep, add=tags if action == "tag" else [],
-                        remove=tags if action == "untag" else [], **LABEL_ACTIONS[action])
-            except DbError as err:  # a bad tag, or a damaged labels file (left as it is)
-                self.reply(message_page("Labels not changed", str(err)).encode(), HTTPStatus.BAD_REQUEST)
-                return
-            self.redirect(_back(field.get("back", INDEX)))
-
-        def answer(self, respond: Callable[[], None]) -> None:
-            """`respond()`, its user-facing errors as a page that says what went wrong."""
-            try:
-                respond()
-            except AnalysisError as err:
-                self.reply(message_page("Nothing to show", str(err)).encode(), HTTPStatus.NOT_FOUND)
-            except (ConfigError, DbError) as err:  # a damaged file the page needs, a store with no readable run
-                self.reply(message_page("Cannot show this", str(err)).encode(), HTTPStatus.INTERNAL_SERVER_ERROR)
-
-        def redirect(self, where: str) -> None:
-            self.send_response(HTTPStatus.SEE_OTHER)
-            self.send_header("Location", where)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-    return Handler
+    return type("Handler", (DashboardHandler,), {"pages": pages})
 
 
 def _sweeps(results_dir) -> set[str]:

@@ -81,26 +81,12 @@ class Ablation:
             _fail(self.name, f"grid must be grid(...) or a dict of axes, not {type(self.grid).__name__}")
         if isinstance(self.seeds, bool) or not isinstance(self.seeds, int) or self.seeds < 1:
             _fail(self.name, f"seeds={self.seeds!r} must be an integer ≥ 1")
-        if self.lrs is not None:
-            lrs = tuple(self.lrs) if isinstance(self.lrs, (list, tuple)) else None
-            if not lrs or any(isinstance(lr, bool) or not isinstance(lr, (int, float)) or lr <= 0 for lr in lrs):
-                _fail(self.name, f"lrs={self.lrs!r} must be a non-empty list of positive learning rates")
-            repeated = sorted(lr for lr, n in Counter(map(float, lrs)).items() if n > 1)
-            if repeated:
-                _fail(self.name,
-                      f"lrs={list(self.lrs)!r} repeats {', '.join(f'{lr:g}' for lr in repeated)}; give each LR once")
-            object.__setattr__(self, "lrs", tuple(float(lr) for lr in lrs))
+        self._check_lrs()
         if self.match is not None and self.match not in MATCHES:
             _fail(self.name, f"match={self.match!r} must be one of {', '.join(map(repr, MATCHES))} or None")
         if self.solve not in SOLVES:
             _fail(self.name, f"solve={self.solve!r} must be one of {', '.join(map(repr, SOLVES))}")
-        if self.budget is not None:
-            if not isinstance(self.budget, Mapping) or len(self.budget) != 1 or next(iter(self.budget)) not in BUDGETS:
-                _fail(self.name,
-                      f"budget={self.budget!r} must be one of {{'steps': N}}, {{'tokens': N}}, {{'flops': N}}")
-            amount = next(iter(self.budget.values()))
-            if isinstance(amount, bool) or not isinstance(amount, (int, float)) or amount <= 0:
-                _fail(self.name, f"budget={dict(self.budget)!r}: the amount must be a positive number")
+        self._check_budget()
         for name in ("train", "data", "baseline"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Mapping):
@@ -117,6 +103,30 @@ class Ablation:
         if self.exclude is not None and not callable(self.exclude):
             if not isinstance(self.exclude, (list, tuple)) or not all(isinstance(e, Mapping) for e in self.exclude):
                 _fail(self.name, "exclude must be a predicate (point → bool) or a list of partial dicts")
+
+    def _check_lrs(self) -> None:
+        """lrs=, when given: a list of distinct positive learning rates, stored as a tuple of floats."""
+        if self.lrs is None:
+            return
+        lrs = tuple(self.lrs) if isinstance(self.lrs, (list, tuple)) else None
+        if not lrs or any(isinstance(lr, bool) or not isinstance(lr, (int, float)) or lr <= 0 for lr in lrs):
+            _fail(self.name, f"lrs={self.lrs!r} must be a non-empty list of positive learning rates")
+        repeated = sorted(lr for lr, n in Counter(map(float, lrs)).items() if n > 1)
+        if repeated:
+            _fail(self.name,
+                  f"lrs={list(self.lrs)!r} repeats {', '.join(f'{lr:g}' for lr in repeated)}; give each LR once")
+        object.__setattr__(self, "lrs", tuple(float(lr) for lr in lrs))
+
+    def _check_budget(self) -> None:
+        """budget=, when given: one of steps, tokens or FLOPs, a positive amount."""
+        if self.budget is None:
+            return
+        if not isinstance(self.budget, Mapping) or len(self.budget) != 1 or next(iter(self.budget)) not in BUDGETS:
+            _fail(self.name,
+                  f"budget={self.budget!r} must be one of {{'steps': N}}, {{'tokens': N}}, {{'flops': N}}")
+        amount = next(iter(self.budget.values()))
+        if isinstance(amount, bool) or not isinstance(amount, (int, float)) or amount <= 0:
+            _fail(self.name, f"budget={dict(self.budget)!r}: the amount must be a positive number")
 
     def _check_search(self) -> None:
         from experiments.declare.space import SPACES
