@@ -56,8 +56,8 @@ class Cell:
             "cell": self.index, "steps": self.train.steps,
             "matched_residual": None if self.matched_residual is None else float(self.matched_residual),
             "arm_values": json.dumps(self.arm_values, sort_keys=True, default=str),
-            "model": json.dumps(self.model.changed_fields()), "train": json.dumps(self.train.changed_fields()),
-            "data": json.dumps(self.data.changed_fields()),
+            "model": json.dumps(self.model.defining_fields()), "train": json.dumps(self.train.defining_fields()),
+            "data": json.dumps(self.data.defining_fields()),
         }
 
     @classmethod

@@ -164,6 +164,22 @@ class ConfigBase:
         return {name: value for name, value in self.to_dict().items()
                 if name not in defaults or defaults[name] != value}
 
+    def defining_fields(self) -> dict[str, Any]:
+        """The changed fields, plus every derived field the changed ones alone would resolve otherwise: what
+        `from_dict` rebuilds exactly this config from. n_kv_heads=4 beside n_heads=8 equals the default's resolved
+        4, so it is no changed field, yet n_heads=8 alone resolves it to 8 (a GQA arm rebuilt as MHA)."""
+        fields, mine = self.changed_fields(), self.to_dict()
+        for _ in mine:  # each pass pins at least one more field, so this ends
+            try:
+                rebuilt = type(self).from_dict(fields).to_dict()
+            except ConfigError:  # the changed fields alone break a rule the derived values satisfied
+                return mine
+            missing = {name: value for name, value in mine.items() if rebuilt[name] != value}
+            if not missing:
+                return fields
+            fields |= missing
+        return mine
+
     def hashed_fields(self) -> dict[str, Any]:
         """What the content hash covers: the changed fields (a config may leave out ones that change no result)."""
         return self.changed_fields()

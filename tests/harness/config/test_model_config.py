@@ -73,6 +73,18 @@ def test_valid_configs_round_trip_with_equal_hash(cfg):
     assert re.fullmatch(r"[0-9a-f]{16}", cfg.content_hash())
 
 
+@settings(max_examples=60, deadline=None)
+@given(valid_configs())
+def test_valid_configs_are_rebuilt_from_their_defining_fields(cfg):
+    """What a sweep plan stores of a config rebuilds it exactly, derived fields included."""
+    assert ModelConfig.from_dict(cfg.defining_fields()) == cfg
+
+
+def test_a_derived_field_equal_to_the_defaults_but_not_to_its_own_derivation_is_kept():
+    gqa = ModelConfig(n_heads=8, n_kv_heads=4)  # 4 is the default's n_kv_heads; n_heads=8 alone derives 8
+    assert "n_kv_heads" not in gqa.changed_fields() and gqa.defining_fields()["n_kv_heads"] == 4
+
+
 def test_derived_fields_hash_like_spelled_out_ones():
     derived = ModelConfig(**SMALL)
     spelled = ModelConfig(**SMALL, n_kv_heads=4, head_dim=8, d_ff=derived.d_ff)
