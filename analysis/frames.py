@@ -43,7 +43,7 @@ def load_sweep(results_dir: str | os.PathLike | None, sweep: str) -> Sweep:
     """`open_sweep` plus the runs frame; AnalysisError for a missing store or unknown sweep, StoreDamage for a
     damaged file of the sweep."""
     source = open_sweep(results_dir, sweep)
-    runs = source.con.sql("SELECT * FROM sweep_runs").df()
+    runs = source.con.sql("SELECT * FROM sweep_runs ORDER BY run_id").df()  # one order: pages and tables repeat
     runs["lr"] = pd.to_numeric(runs["lr"], errors="coerce")
     return Sweep(source.con, source.info, source.members, source.results_dir, runs)
 
