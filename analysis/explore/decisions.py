@@ -10,9 +10,8 @@ from html import escape
 from matplotlib.colors import to_hex
 
 from analysis.explore.json_data import script_json
+from analysis.ladder.decision_verdicts import ORDER
 from analysis.plots.decisions import CAPTION, COLORS, NAMES
-
-RESOLVED = ("better", "worse", "more stable", "less stable")
 
 
 def _accuracy_traces(result) -> list[dict]:
@@ -41,7 +40,7 @@ def _pick_traces(result) -> tuple[list[dict], list[str]]:
         for p in mine.itertuples():
             mark = 1 if p.rung == result.data.reference else 0 if p.pick == 0 else 1 if p.agrees else -1
             x, y, text, line = points[mark]
-            x.append(p.rung), y.append(name), line.append(2 if p.verdict in RESOLVED else 0)
+            x.append(p.rung), y.append(name), line.append(2 if p.verdict in ORDER else 0)
             text.append(f"{p.verdict}, Δ {p.delta:.3g}" if p.delta == p.delta else str(p.verdict))
     traces = [{"type": "scatter", "mode": "markers", "x": x, "y": y, "text": text, "name": NAMES[mark], "xaxis": "x2",
                "yaxis": "y2", "marker": {"symbol": "square", "size": 14, "color": to_hex(COLORS[mark]),

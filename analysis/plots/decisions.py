@@ -7,6 +7,7 @@ from __future__ import annotations
 import seaborn as sns
 from matplotlib.ticker import NullLocator
 
+from analysis.ladder.decision_verdicts import ORDER
 from analysis.plots.base import Context, Plot, legend, panels, shown
 
 CAPTION = ("Top: the share of the decisions the largest rung makes (an order: better, worse, more or less stable) "
@@ -53,7 +54,7 @@ def _grid(ax, result) -> list[str]:
                             & (result.picks["second"] == d.second)]
         for p in mine[mine["rung"].isin(columns[:-1])].itertuples():
             mark = 0 if p.pick == 0 else 1 if p.agrees else -1
-            resolved = p.verdict in ("better", "worse", "more stable", "less stable")
+            resolved = p.verdict in ORDER
             ax.scatter(columns.index(p.rung), y, marker="s", s=140, color=COLORS[mark], alpha=1.0 if resolved else 0.45,
                        edgecolors="0.2" if resolved else "none")
     for mark, name in NAMES.items():
