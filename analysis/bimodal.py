@@ -46,8 +46,8 @@ class Split:
 def seed_noise(cells: dict[tuple, list[float]]) -> float:
     """The pooled robust seed noise of the cells' completed values (NaN when no cell has two seeds)."""
     deviations = []
-    for values in cells.values():
-        values = np.sort(np.asarray(values, dtype=float))
+    for completed in cells.values():
+        values = np.sort(np.asarray(completed, dtype=float))
         if len(values) < 2:
             continue
         residuals = np.abs(values - np.median(values))
@@ -62,8 +62,8 @@ def bimodal_cells(cells: dict[tuple, list[float]]) -> dict[tuple, Split]:
     noise = seed_noise(cells)
     threshold = max(GAP_SCALES * noise, MIN_GAP) if np.isfinite(noise) else float("inf")
     found = {}
-    for key, values in cells.items():
-        values = np.sort(np.asarray(values, dtype=float))
+    for key, completed in cells.items():
+        values = np.sort(np.asarray(completed, dtype=float))
         if len(values) < 3:
             continue
         gaps = np.diff(values)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import TypedDict
 
 import numpy as np
 
@@ -49,10 +50,18 @@ BASELINE_FIELDS = {
 }
 
 
-def _grouped(cells: Cells) -> dict[tuple, dict]:
+class _Cell(TypedDict):
+    seeds: defaultdict[int, list[float]]  # seed → its completed values
+    gone: set[int]  # seeds with a divergence
+    diverged: int
+    searched: bool
+
+
+def _grouped(cells: Cells) -> dict[tuple, _Cell]:
     """(arm, lr) → {"seeds": {seed: [completed values]}, "gone": {seeds with a divergence}, "diverged": count,
     "searched": bool}."""
-    grouped = defaultdict(lambda: {"seeds": defaultdict(list), "gone": set(), "diverged": 0, "searched": False})
+    grouped: defaultdict[tuple, _Cell] = defaultdict(
+        lambda: _Cell(seeds=defaultdict(list), gone=set(), diverged=0, searched=False))
     for arm, lr, seed, searched, status, value in cells.runs:
         cell = grouped[(arm, lr)]
         cell["searched"] |= searched
@@ -64,7 +73,7 @@ def _grouped(cells: Cells) -> dict[tuple, dict]:
     return grouped
 
 
-def _per_seed(cell: dict | None) -> dict:
+def _per_seed(cell: _Cell | None) -> dict:
     """seed → its outcome: a search's best completed trial (DIVERGED when none completed); any other seed DIVERGED
     when one of its runs diverged, else the mean of its runs."""
     if cell is None:
@@ -145,9 +154,10 @@ def decided_by(verdict: str, tests: int, robust: bool) -> str | None:
     """Which test gave a resolved fixed-n verdict (None for an unresolved one)."""
     family = f"Holm across {tests} test{'s' if tests != 1 else ''}"
     loss = "paired t-test and sign test" if robust else "paired t-test"
-    return {Verdict.LESS_STABLE: f"Fisher's exact test, {family}",
+    tests_by_verdict: dict[str, str] = {Verdict.LESS_STABLE: f"Fisher's exact test, {family}",
             Verdict.MORE_STABLE: f"Fisher's exact test, {family}", Verdict.BETTER: f"{loss}, {family}",
-            Verdict.WORSE: f"{loss}, {family}", Verdict.NEGLIGIBLE: "95% t-interval inside ±min_effect"}.get(verdict)
+            Verdict.WORSE: f"{loss}, {family}", Verdict.NEGLIGIBLE: "95% t-interval inside ±min_effect"}
+    return tests_by_verdict.get(verdict)
 
 
 def _fill(rows: list[dict], compared: list[int], pairs: Pairs, min_effect: float, robust: bool) -> None:

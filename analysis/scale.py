@@ -115,7 +115,7 @@ def compare_across(sweep: Sweep, metric: str, axis: str | None = None) -> ScaleC
 
 def _sentences(found: Reversals, axis: str, scales, variants) -> tuple[list[str], dict]:
     """One sentence per resolved reversal, and per (scale index, variant index) the notes of its row."""
-    sentences, notes = [], {}
+    sentences, notes = list[str](), dict[tuple[int, int], list[str]]()
     for s, t, a, b in zip(*np.nonzero(found.flagged)):
         winner, loser = (variants[a], variants[b]) if found.delta[s, a, b] < 0 else (variants[b], variants[a])
         p = f"Holm-adjusted p {found.p_reversal[s, t, a, b]:.2g}"

@@ -132,10 +132,11 @@ def decided_by(verdict: str, tests: int, robust: bool) -> str | None:
     """Which anytime-valid test gave a decided verdict (None for `undecided`)."""
     family = f"Holm across {tests} tests at every seed"
     loss = "t confidence sequence and sign e-process" if robust else "t confidence sequence"
-    return {Verdict.LESS_STABLE: f"anytime-valid sign e-process of divergences, {family}",
+    tests_by_verdict: dict[str, str] = {Verdict.LESS_STABLE: f"anytime-valid sign e-process of divergences, {family}",
             Verdict.MORE_STABLE: f"anytime-valid sign e-process of divergences, {family}",
             Verdict.BETTER: f"anytime-valid {loss}, {family}", Verdict.WORSE: f"anytime-valid {loss}, {family}",
-            Verdict.NEGLIGIBLE: "95% confidence sequence inside ±min_effect"}.get(verdict)
+            Verdict.NEGLIGIBLE: "95% confidence sequence inside ±min_effect"}
+    return tests_by_verdict.get(verdict)
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,15 @@ import os
 import warnings
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from analysis.errors import AnalysisError, closest
 from db.errors import StoreDamage
 from db.plans import REPAIR as PLAN_REPAIR
 from db.sql import quote_literal
+
+if TYPE_CHECKING:
+    import duckdb
 
 FINISHED = ("completed", "diverged")  # results: what means and tests are made of
 # The `sweeps` view counts cells by status in one column each. A sweep is running while any cell waits (pending,
@@ -149,7 +152,7 @@ class SweepSource:
     `harness db query`.
     """
 
-    con: object
+    con: duckdb.DuckDBPyConnection
     info: SweepInfo
     members: str  # the SELECT behind `sweep_runs`
     results_dir: str | os.PathLike | None  # where the store is (to name a shard a query found damaged)

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 from scipy import stats
+
+V = TypeVar("V", float, np.ndarray)  # a statistic of one comparison, or an array of them
 
 CONFIDENCE = 0.95
 ALPHA = 0.05
@@ -24,18 +27,18 @@ SPREAD_CONFIDENCE = 0.90
 
 
 @dataclass(frozen=True)
-class Interval:
+class Interval(Generic[V]):
     """A mean and its two-sided t-interval; low/high are NaN with fewer than two values ("no CI").
 
-    Fields are floats, or arrays of them from `t_intervals`."""
+    Fields are floats (`Interval[float]`), or arrays of them from `t_intervals` (`Interval[np.ndarray]`)."""
 
-    mean: float
-    low: float
-    high: float
-    n: int
+    mean: V
+    low: V
+    high: V
+    n: V  # a count, or an array of counts
 
 
-def t_intervals(values) -> tuple[Interval, np.ndarray]:
+def t_intervals(values) -> tuple[Interval[np.ndarray], np.ndarray]:
     """Per row of `values` (last axis; NaN = absent): mean, 95% Student-t interval and count, and the sample
     standard deviation (NaN under two values). Zero spread gives the point as its interval."""
     values = np.asarray(values, dtype=float)
@@ -49,24 +52,24 @@ def t_intervals(values) -> tuple[Interval, np.ndarray]:
     return Interval(mean, mean - half, mean + half, n), sd
 
 
-def t_interval(values) -> Interval:
+def t_interval(values) -> Interval[float]:
     """Mean of `values` with its 95% Student-t interval (NaN bounds for n < 2, never a made-up interval)."""
     interval, _ = t_intervals(np.asarray(values, dtype=float).reshape(-1))
     return Interval(float(interval.mean), float(interval.low), float(interval.high), int(interval.n))
 
 
 @dataclass(frozen=True)
-class Paired:
+class Paired(Generic[V]):
     """Mean difference arm − baseline over matched seeds, its t-interval and the paired t-test's p-value.
 
     Fields are scalars from `paired`, arrays from `paired_tests`."""
 
-    delta: Interval
-    p: float
-    sd: float  # standard deviation of the per-seed differences (NaN for n < 2)
+    delta: Interval[V]
+    p: V
+    sd: V  # standard deviation of the per-seed differences (NaN for n < 2)
 
 
-def paired_tests(diffs) -> Paired:
+def paired_tests(diffs) -> Paired[np.ndarray]:
     """The paired t-test of each row of per-seed differences (last axis; NaN = no pair).
 
     p is NaN (and so is the interval) with fewer than two pairs, or with zero spread from fewer than
@@ -83,7 +86,7 @@ def paired_tests(diffs) -> Paired:
     return Paired(Interval(delta.mean, low, high, delta.n), p, sd)
 
 
-def paired(arm, baseline) -> Paired:
+def paired(arm, baseline) -> Paired[float]:
     """Paired comparison of equal-length arrays matched by seed (the scalar form of `paired_tests`)."""
     result = paired_tests(np.asarray(arm, dtype=float) - np.asarray(baseline, dtype=float))
     delta = result.delta

@@ -122,7 +122,7 @@ def judged_headlines(sweep: Sweep, cells, best_lr: dict,
     (a ladder's variant; empty otherwise), and a ladder's largest rung."""
     from analysis.ladder.points import is_ladder
 
-    judged, judged_lr, arms, rung = cells, best_lr, {}, None
+    judged, judged_lr, arms, rung = cells, best_lr, dict[str, str](), None
     if is_ladder(sweep):
         from analysis.ladder.headline import largest_rung
 

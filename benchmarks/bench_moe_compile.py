@@ -69,7 +69,7 @@ def main() -> None:
         steps[name] = make_step(build_model(arm_cfg), compiled)
         start = time.perf_counter()
         first[name] = (steps[name](batches[0]), time.perf_counter() - start)
-    times = {name: [] for name in arms}
+    times: dict[str, list[float]] = {name: [] for name in arms}
     for tokens in batches[1:]:
         for name, step in steps.items():  # interleaved, so load changes hit every arm alike
             start = time.perf_counter()

@@ -43,7 +43,7 @@ def _corpus(folder: Path) -> Path:
     return path
 
 
-def _log_time(text: str, pattern: str) -> float | None:
+def _log_time(text: str, pattern: str) -> float:
     """Epoch seconds of the first log line matching `pattern` (submitit's 'YYYY-mm-dd HH:MM:SS,mmm' or the
     worker's 'HH:MM:SS' of today)."""
     for line in text.splitlines():
@@ -56,7 +56,7 @@ def _log_time(text: str, pattern: str) -> float | None:
                 today = datetime.now().replace(hour=int(clock[1]), minute=int(clock[2]), second=int(clock[3]),
                                                microsecond=0)
                 return today.timestamp()
-    return None
+    raise RuntimeError(f"no timed log line matches {pattern!r}:\n{text[-2000:]}")
 
 
 def measure(cluster: SlurmCluster, folder: Path, source: Path, i: int) -> dict[str, float]:

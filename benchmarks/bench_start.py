@@ -90,7 +90,7 @@ def phases(results: Path, started: float, ended: float, workers: int) -> dict[st
     claimed = [json.loads((results / "claims" / run_id / "0").read_text())["claimed_at"] for run_id, _, _ in rows]
     first_steps = {run_id: json.loads(summary)["first_step_at"] for run_id, summary, _ in rows}
     own = [finished.timestamp() - first_steps[run_id] for run_id, _, finished in rows]
-    first = min(first_steps, key=first_steps.get)
+    first = min(first_steps, key=lambda run_id: first_steps[run_id])
     return {
         "plan": (results / "sweeps" / "start" / "cells.parquet").stat().st_mtime - started,
         "claim": min(claimed) - started,

@@ -47,7 +47,7 @@ def scenarios(sweeps: int) -> dict:
 
 def _count(verdicts: np.ndarray, counted: str) -> np.ndarray:
     if counted == "some row better or worse":
-        return np.isin(verdicts, ["better", "worse"]).any(axis=-1)
+        return np.asarray(np.isin(verdicts, ["better", "worse"]).any(axis=-1))  # an array: verdicts are 3-D
     return verdicts[..., 0] == "better"
 
 

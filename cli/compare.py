@@ -16,6 +16,7 @@ import io
 import json
 import math
 import sys
+from typing import cast
 
 from cli.compare_ladder import add_ladder_options, check_ladder_options
 from cli.output import print_result
@@ -119,7 +120,7 @@ def across(args: argparse.Namespace) -> tuple[list[dict], list[str], str | None]
     """The --across table's rows and columns, and the sweep's progress line while it runs."""
     from analysis.compare import check_finished, check_metric
     from analysis.frames import load_sweep
-    from analysis.scale import check_across, compare_across
+    from analysis.scale import ScaleComparison, check_across, compare_across
     from db.provenance import finished_code_summary
 
     sweep = load_sweep(args.results, args.sweep)
@@ -127,7 +128,8 @@ def across(args: argparse.Namespace) -> tuple[list[dict], list[str], str | None]
     check_finished(sweep)
     check_across(sweep, args.across)
     _say_code(finished_code_summary(sweep.con, "sweep_runs"))
-    table = compare_across(sweep, args.metric, args.across).table
+    # None only when no axis is given and the sweep has no scale axis; check_across has vouched for this one.
+    table = cast(ScaleComparison, compare_across(sweep, args.metric, args.across)).table
     return frame_rows(table), list(table.columns), sweep.info.progress() if sweep.info.running else None
 
 

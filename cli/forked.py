@@ -17,7 +17,8 @@ import pickle
 import signal
 import sys
 import threading
-from typing import Callable
+from types import FrameType
+from typing import Any, Callable
 
 RETRY = "retry"  # the child could not answer: call the function here
 
@@ -35,7 +36,7 @@ class Forked:
         self.pid: int | None = None
         self.read: int | None = None
         self._in_block = self._answered = False
-        self._previous_handler = None
+        self._previous_handler: Callable[[int, FrameType | None], Any] | int | None = None
 
     def __enter__(self) -> Forked:
         # Forking a process with other threads can copy a lock some thread holds; never do it then.

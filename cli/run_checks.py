@@ -41,7 +41,8 @@ def check_results_dir(results_dir: Path, create: bool = True) -> None:
         check_writable_folder(results_dir, f"--results {str(results_dir)!r}")
 
 
-def check_run_id_free(results_dir: Path, run_id: str, rerun_changed: bool = False) -> Callable[[], object] | None:
+def check_run_id_free(results_dir: Path, run_id: str,
+                      rerun_changed: bool = False) -> Callable[[], list[Path]] | None:
     """A fresh run must not reuse the id of one already in the store (its key is the configs' hash), unless its
     result was made by other code and `rerun_changed` asks to retrain it: then the archiving to do before training
     (cli/rerun_changed.py) is returned; None when the id is free."""
@@ -76,9 +77,10 @@ def check_resumable(results_dir: Path, run_id: str, model: ModelConfig, train: T
     row = db.connect(results_dir).execute("SELECT status FROM runs WHERE run_id = ?", [run_id]).fetchone()
     if row is not None and row[0] in ("completed", "diverged"):
         raise ConfigError(f"--resume: run {run_id!r} already ended ({row[0]}); nothing to continue.")
-    if last_checkpoint(results_dir, run_id) is None:
+    checkpoint = last_checkpoint(results_dir, run_id)
+    if checkpoint is None:
         return
-    stored = checkpoint_configs(last_checkpoint(results_dir, run_id))
+    stored = checkpoint_configs(checkpoint)
     changed = [
         f"{name}={stored[key].get(name)!r}→{value!r}"
         for key, cfg in (("model", model), ("train", train))

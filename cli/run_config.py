@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from errors import ConfigError
 from harness.config.data import DataConfig
@@ -44,7 +44,8 @@ def resolve_configs(preset: str | None, config_file: Path | None, pairs: list[st
             raise ConfigError(f"{option} and --set {name}= both set {field_owners()[name].__name__}.{name}; give it "
                               "once.")
         overrides[name] = value
-    base = {"model": preset} if preset is not None else load_config_file(config_file)
+    # argparse requires one of --preset and --config, so without a preset the file is given.
+    base: dict[str, Any] = {"model": preset} if preset is not None else load_config_file(cast(Path, config_file))
     return RunConfigs.of(base["model"], train=base.get("train"), data=base.get("data"), overrides=overrides)
 
 

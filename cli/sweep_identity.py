@@ -10,7 +10,7 @@ from typing import Callable
 
 
 def settle_plan(plan, source: str, results_dir: Path, *, replace: bool, merge: bool = False,
-                seeding_round: dict | None = None) -> Callable[[], None]:
+                seeding_round: dict | None = None) -> Callable[[], object]:
     """Check the launch against the sweep's stored plan and return the write to make once every other check
     passed (a no-op when the plans agree, so a relaunch leaves the store as it was). `merge`: a round of
     --until-decided, whose seed counts may differ from the stored ones either way (the union is kept);
@@ -30,10 +30,11 @@ def settle_plan(plan, source: str, results_dir: Path, *, replace: bool, merge: b
     if change.same:  # a new round's record or the ablation's primary signal is the only change, if any
         same = all(meta.get(name) == stored_meta.get(name) for name in ("seeding", "primary"))
         return (lambda: None) if same else (lambda: db.write_sweep(results_dir, plan.name, meta, stored_rows))
-    if stored_meta.get("seeding") and not merge and not change.differences and change.fewer:
+    seeds = change.seeds  # (stored, declared) per arm and LR at most, set whenever the counts differ
+    if stored_meta.get("seeding") and not merge and not change.differences and change.fewer and seeds:
         # the declared command again after --until-decided added seeds: the same sweep, its added seeds kept
         return lambda: print(f"harness sweep: {plan.name}: the plan keeps the seeds --until-decided added "
-                             f"({change.seeds[0]} per arm and LR at most).", file=sys.stderr)
+                             f"({seeds[0]} per arm and LR at most).", file=sys.stderr)
     if change.extends_only or (merge and not change.differences):
         said = f"{change.extension()}; finished cells are kept"
         return lambda: _write(results_dir, plan.name, meta, merged_rows(stored_rows, rows), said)

@@ -6,6 +6,7 @@ what the next one changed)."""
 from __future__ import annotations
 
 import argparse
+from typing import Sequence
 
 COLUMNS = ["sweep", "n_cells", "completed", "diverged", "failed", "damaged", "running", "pending", "question"]
 HEADERS = ["sweep", "cells", "completed", "diverged", "failed", "damaged", "running", "left", "tags", "question"]
@@ -114,7 +115,7 @@ def _sweep_names(results) -> list[str]:
             raise ConfigError(str(err)) from None
 
 
-def warn_damage(con, command: str, labels: list[str] = ()) -> None:
+def warn_damage(con, command: str, labels: Sequence[str] = ()) -> None:
     """A warning line on stderr per damaged file of the store (`store_damage`): what it is and what it costs; and
     one per damaged labels file (`labels`: db.labels.every_label's lines)."""
     import sys

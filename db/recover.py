@@ -10,11 +10,14 @@ an interrupt) are re-raised at once: they never trigger the full read, which cos
 from __future__ import annotations
 
 import os
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from db.catalog import find_damaged
 from db.connect import connect, load_catalog
 from db.errors import StoreDamage
+
+if TYPE_CHECKING:
+    import duckdb
 
 T = TypeVar("T")
 
@@ -27,7 +30,7 @@ def _sql_errors() -> tuple[type[Exception], ...]:
             duckdb.PermissionException, duckdb.InterruptException)
 
 
-def run_recovering(results_dir: str | os.PathLike | None, work: Callable[[object], T]) -> T:
+def run_recovering(results_dir: str | os.PathLike | None, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
     """`work(connection)` on a fresh `db.connect(results_dir)`, retried once without damaged shards."""
     import duckdb
 

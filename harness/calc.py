@@ -173,15 +173,15 @@ def _iso(cfg: ModelConfig, target: tuple[str, int], measure: Callable[[ModelConf
     target, given as (argument name, value) for the error message."""
     check_choice(who, "solve", solve, SOLVABLE_FIELDS)
     check_int(who, *target)
-    target = target[1]
+    wanted = target[1]
     check_int(who, "multiple_of", multiple_of)
     step = multiple_of if solve == "d_ff" else math.lcm(_width_step(cfg), multiple_of)
 
     def resize(k: int) -> ModelConfig:
         return cfg.replace(d_ff=k * step) if solve == "d_ff" else _with_width(cfg, k * step)
 
-    solved = resize(_closest_multiple(lambda k: measure(resize(k)), target))
-    return solved, measure(solved) - target
+    solved = resize(_closest_multiple(lambda k: measure(resize(k)), wanted))
+    return solved, measure(solved) - wanted
 
 
 def iso_param(cfg: ModelConfig, target_params: int, solve: str = "d_ff",

@@ -33,14 +33,16 @@ def _pick_traces(result) -> tuple[list[dict], list[str]]:
     scored = result.decisions[result.decisions["reference"] == "decided"]
     several = len(result.data.variants) > 1
     names = [f"{d.sweep}: {d.decision}" if several else d.decision for d in scored.itertuples()]
-    points = {mark: ([], [], [], []) for mark in NAMES}
+    points: dict[int, tuple[list, list, list, list]] = {mark: ([], [], [], []) for mark in NAMES}
     for name, d in zip(names, scored.itertuples()):
         mine = result.picks[(result.picks["sweep"] == d.sweep) & (result.picks["first"] == d.first)
                             & (result.picks["second"] == d.second)]
         for p in mine.itertuples():
             mark = 1 if p.rung == result.data.reference else 0 if p.pick == 0 else 1 if p.agrees else -1
             x, y, text, line = points[mark]
-            x.append(p.rung), y.append(name), line.append(2 if p.verdict in ORDER else 0)
+            x.append(p.rung)
+            y.append(name)
+            line.append(2 if p.verdict in ORDER else 0)
             text.append(f"{p.verdict}, Δ {p.delta:.3g}" if p.delta == p.delta else str(p.verdict))
     traces = [{"type": "scatter", "mode": "markers", "x": x, "y": y, "text": text, "name": NAMES[mark], "xaxis": "x2",
                "yaxis": "y2", "marker": {"symbol": "square", "size": 14, "color": to_hex(COLORS[mark]),

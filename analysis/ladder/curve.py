@@ -62,7 +62,7 @@ class Curve:
         return predict(np.asarray(self.theta, dtype=float), self.ref, c)
 
 
-def predict(theta: np.ndarray, ref: float, c) -> np.ndarray:
+def predict(theta: np.ndarray, ref: float | np.ndarray, c) -> np.ndarray:
     """L̂(c) for parameter rows `theta` [..., 3] (broadcast against `c`)."""
     theta = np.asarray(theta, dtype=float)
     x = np.log(np.asarray(c, dtype=float) / ref)
@@ -95,11 +95,9 @@ def starts(x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
 def solve(x: np.ndarray, y: np.ndarray, initial: list[np.ndarray]) -> tuple[np.ndarray, bool]:
     """The best of `least_squares` from each initial θ: (θ, converged)."""
     log_y = np.log(y)
-    best = None
-    for theta in initial:
-        found = least_squares(_residuals, theta, jac=_jacobian, args=(x, log_y), loss="huber", f_scale=HUBER_DELTA)
-        if best is None or found.cost < best.cost:
-            best = found
+    fits = [least_squares(_residuals, theta, jac=_jacobian, args=(x, log_y), loss="huber", f_scale=HUBER_DELTA)
+            for theta in initial]
+    best = min(fits, key=lambda found: found.cost)  # the first of the cheapest
     return best.x, bool(best.status > 0 and ALPHA_RANGE[0] < best.x[2] < ALPHA_RANGE[1])
 
 
@@ -116,4 +114,5 @@ def fit_curve(c, y) -> Curve:
     theta, converged = solve(x, y, starts(x, y))
     note = "" if converged else (f"did not converge to a falling power law (α = {theta[2]:.3g}; a curve needs 0 < α < "
                                  f"{ALPHA_RANGE[1]:g})")
-    return Curve(tuple(float(v) for v in theta), ref, converged, note)
+    log_e, log_a, alpha = (float(v) for v in theta)
+    return Curve((log_e, log_a, alpha), ref, converged, note)

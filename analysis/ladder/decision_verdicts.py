@@ -28,7 +28,7 @@ from analysis.comparison import comparison_table
 from analysis.verdict_rules import Verdict
 
 # The verdicts that order a decision (a StrEnum: plain label strings look up alike); −1: the second variant ahead.
-ORDER = {Verdict.BETTER: -1, Verdict.MORE_STABLE: -1, Verdict.WORSE: 1, Verdict.LESS_STABLE: 1}
+ORDER: dict[str, int] = {Verdict.BETTER: -1, Verdict.MORE_STABLE: -1, Verdict.WORSE: 1, Verdict.LESS_STABLE: 1}
 NEGLIGIBLE = Verdict.NEGLIGIBLE
 # What the reference rung said of a decision: one with an order is scored; the rest are counted apart.
 DECIDED, TIE, UNRESOLVED, NOT_RUN = "decided", "negligible", "unresolved", "not at the reference"

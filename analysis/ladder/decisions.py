@@ -108,7 +108,7 @@ def _decision_rows(data: DecisionRuns, decisions: list[Decision], judged: dict, 
         status = reference_class(row)
         order = ORDER.get(str(row["verdict"])) if row is not None else None
         mine = picks[(picks["sweep"] == d.sweep) & (picks["first"] == d.first) & (picks["second"] == d.second)]
-        settles, flips = _settling(data, mine, d, order) if status == DECIDED else (None, [])
+        settles, flips = _settling(data, mine, d, order) if status == DECIDED and order is not None else (None, [])
         winner = None if order is None else data.label(d.sweep, d.second if order < 0 else d.first)
         rows.append({"sweep": d.sweep, "first": d.first, "second": d.second,
                      "decision": f"{data.label(d.sweep, d.second)} vs {data.label(d.sweep, d.first)}",

@@ -14,6 +14,7 @@ in that range; `crosses` is the share that do. A variant whose fitted curve does
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -79,7 +80,7 @@ def _crossover(fit: LadderFit, v: int, target: float) -> tuple[float, float, flo
     x = fit.data.axis(fit.axis)
     low = float(np.nanmin(x[[0, v]]))
     refs = fit.refs
-    point = crossings(np.asarray(fit.curves[v].theta), refs[v], np.asarray(fit.curves[0].theta), refs[0], low, target)
+    point = crossings(np.asarray(fit.curve(v).theta), refs[v], np.asarray(fit.curve(0).theta), refs[0], low, target)
     boot = crossings(fit.boot[:, v], refs[v], fit.boot[:, 0], refs[0], low, target)
     valid = ~np.isnan(fit.boot[:, v, 0]) & ~np.isnan(fit.boot[:, 0, 0])
     share = float(np.mean(~np.isnan(boot[valid]))) if valid.any() else np.nan
@@ -91,25 +92,26 @@ def _crossover(fit: LadderFit, v: int, target: float) -> tuple[float, float, flo
 def refusals(fit: LadderFit, target: Target) -> list[str | None]:
     """Per variant, why its fitted curve must not be extrapolated to the target (`analysis.ladder.degenerate`),
     or None: it may be (a variant without a converged curve: None too, its note already says why)."""
-    found = []
-    for v, curve in enumerate(fit.curves):
+    found: list[str | None] = []
+    for v in range(len(fit.curves)):
         if not fit.fitted(v):
             found.append(None)
             continue
         loss = fit.data.loss[v]
         rung_means = np.array([np.nanmean(row) for row in loss if not np.isnan(row).all()])
-        found.append(refusal(curve, len(rung_means), fit.boot[:, v], rung_means, target.value))
+        found.append(refusal(fit.curve(v), len(rung_means), fit.boot[:, v], rung_means, target.value))
     return found
 
 
 def _row(fit: LadderFit, v: int, target: Target, at: tuple[np.ndarray, np.ndarray], refused: list[str | None]) -> dict:
-    data, curve = fit.data, fit.curves[v]
-    row = {"arm": data.labels[v], "rungs": int((~np.isnan(data.loss[v])).any(-1).sum()),
+    data = fit.data
+    row: dict[str, Any] = {"arm": data.labels[v], "rungs": int((~np.isnan(data.loss[v])).any(-1).sum()),
            "seeds": int(data.n_seeds[v].sum()), "diverged": int(data.diverged[v].sum()),
            "best_lrs": " ".join("-" if np.isnan(lr) else f"{lr:g}" for lr in data.lr[v]), "note": fit.notes[v]}
     if not fit.fitted(v):
         return row
     point, boot = at
+    curve = fit.curve(v)
     e_low, e_high = expanded_interval(np.exp(fit.boot[:, v, 0]), fit.df[v])
     a_low, a_high = expanded_interval(fit.boot[:, v, 2], fit.df[v])
     big_a_low, big_a_high = expanded_interval(np.exp(fit.boot[:, v, 1] + fit.boot[:, v, 2] * np.log(curve.ref)),
@@ -117,8 +119,9 @@ def _row(fit: LadderFit, v: int, target: Target, at: tuple[np.ndarray, np.ndarra
     row |= {"E": curve.E, "E_low": e_low, "E_high": e_high, "alpha": curve.alpha, "alpha_low": a_low,
             "alpha_high": a_high, "A": curve.A, "A_low": big_a_low, "A_high": big_a_high}
     notes = [f"{1 - share:.0%} of bootstrap fits did not converge" for share in [fit.converged_share()[v]] if share < 1]
-    if refused[v]:
-        row["note"] = "; ".join([refused[v], *notes])
+    reason = refused[v]
+    if reason:
+        row["note"] = "; ".join([reason, *notes])
         return row
     p_low, p_high = expanded_interval(boot[:, v], fit.df[v])
     row |= {"predicted": point[v], "low": p_low, "high": p_high}
@@ -167,6 +170,6 @@ def drawn(fit: LadderFit, target: Target, points: int = 120) -> list[Drawn]:
         if fit.fitted(v):  # a refused curve is drawn across its own rungs only, where it interpolates
             grid = np.geomspace(np.nanmin(x[v]), np.nanmax(x[v]) if refused[v] else target.value, points)
             low, high = expanded_interval(predict(fit.boot[:, v, None, :], fit.refs[v], grid), fit.df[v])
-            curve = (grid, fit.curves[v].predict(grid), low, high)
+            curve = (grid, fit.curve(v).predict(grid), low, high)
         found.append(Drawn(label, xs, ys, curve, refused[v] or fit.notes[v]))
     return found

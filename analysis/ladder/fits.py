@@ -48,7 +48,15 @@ class LadderFit:
 
     def fitted(self, v: int) -> bool:
         """Whether variant v has a converged curve (only then is it drawn, extrapolated or compared)."""
-        return self.curves[v] is not None and self.curves[v].converged
+        curve = self.curves[v]
+        return curve is not None and curve.converged
+
+    def curve(self, v: int) -> Curve:
+        """Variant v's curve, for a variant that has one (as every `fitted` variant does)."""
+        curve = self.curves[v]
+        if curve is None:
+            raise ValueError(f"variant {self.data.labels[v]!r} has no curve: {self.notes[v]}")
+        return curve
 
     @property
     def refs(self) -> np.ndarray:
@@ -57,7 +65,8 @@ class LadderFit:
 
     def predict(self, at: float) -> tuple[np.ndarray, np.ndarray]:
         """L̂ at `at` per variant [V] (NaN: not fitted), and per replicate [B, V]."""
-        point = np.array([c.predict(at) if self.fitted(v) else np.nan for v, c in enumerate(self.curves)], dtype=float)
+        point = np.array([self.curve(v).predict(at) if self.fitted(v) else np.nan for v in range(len(self.curves))],
+                         dtype=float)
         return point, predict(self.boot, self.refs, at)
 
     def converged_share(self) -> np.ndarray:

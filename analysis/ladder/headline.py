@@ -28,7 +28,7 @@ def largest_rung(sweep: Sweep, cells: Cells, best_lr: dict) -> tuple[Cells, dict
             largest[variant(arm)] = (size, arm)
     chosen = {arm: name for name, (_, arm) in largest.items()}
     runs = tuple((chosen[arm], *rest) for arm, *rest in cells.runs if arm in chosen)
-    confirmed = tuple((chosen[arm], *rest) for arm, *rest in cells.confirmed if arm in chosen)
+    confirmed = tuple((chosen[arm], lr, seeds) for arm, lr, seeds in cells.confirmed if arm in chosen)
     baseline = variant(cells.baseline)
     rung = largest[baseline][1].split(SEPARATOR, 1)[1] if SEPARATOR in largest[baseline][1] else largest[baseline][1]
     lrs = {chosen[arm]: lr for arm, lr in best_lr.items() if arm in chosen}

@@ -98,7 +98,7 @@ def baseline_variant(sweep: Sweep, variants, baseline: str | None) -> str:
     from analysis.compare import resolve_baseline
 
     by_label = {label: variant for variant, label in variant_labels(sweep).items()}
-    if baseline in variants or baseline in by_label:
+    if baseline is not None and (baseline in variants or baseline in by_label):
         return by_label.get(baseline, baseline)
     if baseline is None or baseline in sweep.arms:
         return resolve_baseline(sweep, baseline).split(SEPARATOR, 1)[0]
@@ -111,7 +111,7 @@ def ladder_data(sweep: Sweep, metric: str, baseline: str | None = None) -> Ladde
     comes first."""
     runs, sql = ladder_runs(sweep, metric)
     base = baseline_variant(sweep, set(runs["variant"]), baseline)
-    variants = [base] + sorted(v for v in runs["variant"].unique() if v != base)
+    variants: list[str] = [base] + sorted(v for v in runs["variant"].unique() if v != base)
     names = variant_labels(sweep)
     labels = [names.get(v, v) for v in variants]
     rungs = runs.groupby("rung")["params"].median().sort_values().index.tolist()

@@ -17,6 +17,7 @@ matplotlib.use("Agg")  # before anything imports pyplot (seaborn does): never as
 
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib.artist import Artist  # noqa: E402
 from matplotlib.backends.backend_agg import RendererAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.font_manager import FontProperties  # noqa: E402
@@ -160,7 +161,7 @@ def draw_bands(ax, band: pd.DataFrame, ctx: Context, x: str = "step") -> None:
 
 def legend(figure: Figure, axes) -> None:
     """One legend for the figure, right of the panels, with every labelled artist of any panel once."""
-    entries = {}
+    entries: dict[str, Artist] = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             entries.setdefault(label, handle)

@@ -95,7 +95,7 @@ def _lead_at(best, baseline: str, analysis) -> str:
                 f"{_g(best.row['delta_ci_high'])}]; {escape(best.row.get('decided_by') or '')}).")
     if not analysis.headlines:
         return f"Only {baseline} has finished runs: nothing to compare yet."
-    counts = {}
+    counts: dict[str, int] = {}
     for line in analysis.headlines:
         counts[line.row["verdict"]] = counts.get(line.row["verdict"], 0) + 1
     tally = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())

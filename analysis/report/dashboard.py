@@ -150,8 +150,8 @@ class DashboardHandler(Replies):
             refused = message_page("Refused", "Labels change only from the dashboard's own self.pages.")
             self.reply(refused.encode(), HTTPStatus.FORBIDDEN)
             return
-        length = self.headers.get("Content-Length", "")
-        length = int(length) if length.isdigit() else 0
+        declared = self.headers.get("Content-Length", "")
+        length = int(declared) if declared.isdigit() else 0
         form = parse_qs(self.rfile.read(min(length, FORM_LIMIT)).decode(errors="replace"))
         field = {name: values[0] for name, values in form.items()}
         action, sweep, tag = field.get("action", ""), field.get("sweep", ""), field.get("tag", "").strip()

@@ -4,6 +4,7 @@ opens one run, and the scripts that draw them (plotly.js and `static/explore.js`
 from __future__ import annotations
 
 from html import escape
+from typing import Sequence
 
 from analysis.explore.fixed import Figure
 from analysis.explore.json_data import script_json
@@ -30,7 +31,7 @@ FILTER_BAR = ('<div id="explore" class="controls"><noscript>The figures need Jav
               "recorded.</p>")
 
 
-def run_panel(sql: list[str] = (), hidden: bool = True, back: str = "#") -> str:
+def run_panel(sql: Sequence[str] = (), hidden: bool = True, back: str = "#") -> str:
     """The one-run view's section (filled by static/run.js): a link back, the run's facts, a panel per signal, and
     the SQL its data came from."""
     folds = sql_block(list(sql))
@@ -41,7 +42,7 @@ def run_panel(sql: list[str] = (), hidden: bool = True, back: str = "#") -> str:
             f"{folds}</section>")
 
 
-def section(figures: list[Figure], run_sql: list[str] = ()) -> list[str]:
+def section(figures: list[Figure], run_sql: Sequence[str] = ()) -> list[str]:
     """The figures' HTML: the filter bar (filled by the script), every figure, the one-run panel."""
     boxes = [figure_box(figure, figure.plotly is not None or figure.name in ("lr", "curves")) for figure in figures]
     return [FILTER_BAR, *boxes, run_panel(run_sql)]

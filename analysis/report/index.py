@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from html import escape
+from typing import Sequence
 from urllib.parse import quote, urlencode
 
 from analysis.report.index_verdict import IndexVerdict
@@ -113,7 +114,7 @@ def _filters(rows: list[IndexRow], view: View) -> str:
     return f'<p class="filters">{"; ".join(parts)}</p>' if parts else ""
 
 
-def index_page(results: str, rows: list[IndexRow], damage: list[str] = (), view: View = View()) -> str:
+def index_page(results: str, rows: list[IndexRow], damage: Sequence[str] = (), view: View = View()) -> str:
     """Every sweep the view shows with its question, headline verdict, tags, progress and state; a line per damaged
     file of the store; the sweeps' overlay form."""
     shown = [row for row in rows if view.shows(row)]

@@ -68,7 +68,7 @@ class LivePages:
         self.results_dir, self.sweep, self.answers = results_dir, sweep, answers
         self.out = default_path(results_dir, sweep)
         self.waiting = self.answered = 0
-        self.partial = None  # the PartialPage being drawn
+        self.partial: PartialPage | None = None  # the PartialPage being drawn
         self.held = False
         self.forking = True
         self.shown = None  # the last page's Drawn
@@ -99,7 +99,8 @@ class LivePages:
     def partial_done(self) -> None:
         """Answer the lines of the partial page just drawn (its child has answered or died)."""
         partial, self.partial = self.partial, None
-        self._answer(partial.lines, partial.outcome(), stays=False)
+        if partial is not None:  # called only while one is drawn
+            self._answer(partial.lines, partial.outcome(), stays=False)
 
     def ended(self) -> None:
         """End of input: the runner is gone (see the module docstring)."""

@@ -53,7 +53,7 @@ def overlay_page(results_dir, sweeps: list[str], metric: str = METRIC) -> str:
     sweeps = list(dict.fromkeys(sweeps))
     if not 2 <= len(sweeps) <= MAX_SWEEPS:
         raise AnalysisError(f"choose 2 to {MAX_SWEEPS} sweeps to overlay (got {len(sweeps)}).")
-    parts, contexts, lr_sql, curves_sql = [], [], [], []
+    parts, contexts, lr_sql, curves_sql = [], [], list[str](), list[str]()
     for sweep in sweeps:
         contexts.append(make_context(load_sweep(results_dir, sweep), metric))
         part, lrs, curves = figure_data(contexts[-1])

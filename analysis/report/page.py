@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from html import escape
 from importlib import resources
+from typing import Sequence
 
 import pandas as pd
 
@@ -72,7 +73,7 @@ def _intro(info: SweepInfo) -> str:
 
 def rules_html() -> str:
     """The verdict rule table (`analysis.verdict_rules.RULES`, the one the CLI and docs render)."""
-    rows = [(i, rule.verdict, rule.condition) for i, rule in enumerate(RULES, 1)]
+    rows: list[tuple[int, str, str]] = [(i, rule.verdict, rule.condition) for i, rule in enumerate(RULES, 1)]
     rows.append((len(RULES) + 1, f"{OTHERWISE['fixed']} / {OTHERWISE['sequential']}", OTHERWISE_CONDITION))
     body = "".join(f"<tr><td>{i}</td><td><i>{escape(str(verdict))}</i></td><td>{escape(when)}</td></tr>"
                    for i, verdict, when in rows)
@@ -168,7 +169,7 @@ def _scale(analysis) -> str:
             f'class="scroll">{table(scale.table)}</div>{sql_block(scale.sql)}')
 
 
-def render(info: SweepInfo, analysis=None, figures: list[str] = (), scripts: list[str] = (),
+def render(info: SweepInfo, analysis=None, figures: Sequence[str] = (), scripts: Sequence[str] = (),
            index: str | None = None) -> str:
     """The whole page; with no analysis (nothing finished yet) just the sweep's progress. `scripts`: the
     figures' data and scripts (HTML, after the page's own script); `index`: where the dashboard serving the page has

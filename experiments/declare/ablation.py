@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, NoReturn, Sequence
+from typing import Any, Callable, Mapping, NoReturn, Sequence, cast
 
 from errors import ConfigError
 from experiments.declare.grid import Grid
@@ -65,6 +65,11 @@ class Ablation:
     arms: Mapping[str, str] | None = None
     ladder: Ladder | None = None
     primary: str = "loss"
+
+    @property
+    def built_grid(self) -> Grid:
+        """`grid` once built: __post_init__ makes a Grid of a dict of axes (and refuses anything else)."""
+        return cast(Grid, self.grid)
 
     def __post_init__(self) -> None:
         from db.sweeps import SIGNALS, SWEEP_NAME_PATTERN
@@ -171,7 +176,7 @@ class Ablation:
         if not isinstance(self.ladder, Ladder):
             _fail(self.name,
                   f"ladder={self.ladder!r} must be ladder(...), e.g. ladder(d_model=[64, 128], tokens_per_param=20)")
-        both = [axis for axis in self.ladder.axes if axis in self.grid.axes]
+        both = [axis for axis in self.ladder.axes if axis in self.built_grid.axes]
         if both:
             _fail(self.name,
                   f"{', '.join(both)} is both a ladder axis and a grid axis; the ladder sets it per rung, give it once")

@@ -58,19 +58,22 @@ class Grid:
         """The union: this grid's points, then the other's that are new."""
         if not isinstance(other, Grid):
             return NotImplemented
-        return Grid(self.points + other.points, self.labels + other.labels)
+        return Grid(self.points + other.points, self._labels() + other._labels())
 
     def __mul__(self, other: "Grid") -> "Grid":
         """The product: every point of this grid merged with every point of the other."""
         if not isinstance(other, Grid):
             return NotImplemented
-        pairs = [(a, b) for a in zip(self.points, self.labels) for b in zip(other.points, other.labels)]
+        pairs = [(a, b) for a in zip(self.points, self._labels()) for b in zip(other.points, other._labels())]
         return Grid(tuple({**a, **b} for (a, _), (b, _) in pairs),
                     tuple({**{k: v for k, v in la.items() if k not in b}, **lb} for (_, la), (b, lb) in pairs))
 
     def labelled(self) -> Iterator[tuple[dict[str, Any], dict[str, str]]]:
         """Each point with its labels (field → label, for the fields whose value was given one)."""
-        return ((dict(point), dict(label)) for point, label in zip(self.points, self.labels))
+        return ((dict(point), dict(label)) for point, label in zip(self.points, self._labels()))
+
+    def _labels(self) -> tuple[dict[str, str], ...]:
+        return self.labels or ()  # never None once built: __post_init__ stores a row per point
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return (dict(point) for point in self.points)

@@ -88,7 +88,7 @@ class Choice:
 
     @property
     def bounds(self) -> tuple:
-        return self.values
+        return tuple(self.values)  # a tuple already (__post_init__); says so to the checker
 
 
 SPACES = (Uniform, LogUniform, IntUniform, Choice)

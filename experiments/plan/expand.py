@@ -10,7 +10,7 @@ import math
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from errors import ConfigError, closest
 from experiments.declare.ablation import Ablation
@@ -53,7 +53,7 @@ class Plan:
 
     def meta(self, source: str | None = None) -> dict[str, Any]:
         """The sweep's description for `db.write_sweep`."""
-        meta = {"question": self.ablation.question, "baseline": self.baseline, "axes": list(self.axes),
+        meta: dict[str, Any] = {"question": self.ablation.question, "baseline": self.baseline, "axes": list(self.axes),
                 "source": source, "primary": self.ablation.primary}
         if self.studies:
             meta |= {"studies": [study.record() for study in self.studies], "trials": self.ablation.trials}
@@ -84,7 +84,8 @@ class Problems:
     """Invalid cells collected by reason, so one error lists them all."""
 
     def __init__(self, ablation: Ablation) -> None:
-        self.ablation, self.by_reason, self.cells = ablation, defaultdict(list), 0
+        self.ablation, self.cells = ablation, 0
+        self.by_reason: defaultdict[str, list[str]] = defaultdict(list)
 
     def add(self, reason: str, where: str, cells: int = 1) -> None:
         """`where` (an arm, an arm at an LR, a seed) holds `cells` invalid cells for `reason`."""
@@ -125,7 +126,7 @@ def check_axes(ablation: Ablation) -> None:
     """Every grid axis is a config field that may be swept there."""
     if not list(ablation.grid):
         raise SweepError(f"ablation {ablation.name!r}: the grid is empty (an axis with no values?); nothing to run.")
-    for axis in ablation.grid.axes:
+    for axis in ablation.built_grid.axes:
         with _about(ablation):
             route({axis: None}, "the grid")
         lrs_given = ablation.lrs is not None or bool(ablation.ladder and ablation.ladder.lrs)
@@ -138,6 +139,7 @@ def _matched(ablation: Ablation, model: ModelConfig, base: ModelConfig, seq_len:
     """The arm resized to the base's parameters or FLOPs per token, and the residual; (model, None) unmatched."""
     if ablation.match is None:
         return model, None
+    count: Callable[[ModelConfig], int]
     if ablation.match == "params":
         target, count = calc.params(base), calc.params
         solve = lambda: calc.iso_param(model, target, solve=ablation.solve)  # noqa: E731
@@ -186,7 +188,8 @@ def arm_cells(arm: Arm, lr: float | None, n_seeds: int, first_seed: int, first_i
     cells = []
     for i in range(n_seeds):
         seeded = RunConfigs(arm.configs.model, train.replace(seed=first_seed + i), arm.configs.data)
-        cells.append(Cell(first_index + i, arm.name, dict(arm.point), seeded.train.lr, seeded.train.seed, *seeded,
+        cells.append(Cell(first_index + i, arm.name, dict(arm.point), seeded.train.lr, seeded.train.seed, seeded.model,
+                          seeded.train, seeded.data,
                           seeded.key(), arm.params, arm.flops_per_token, arm.residual))
     return cells
 
@@ -227,8 +230,8 @@ def arm_labels(ablation: Ablation, base_values: Mapping[str, Any], arms: Mapping
     """arm name → display label: from the labels the grid gave its values, then `Ablation(arms=...)` over them
     (keyed by grid arm; a ladder's arm adds its rung); SweepError for an `arms=` key that names no arm."""
     grid_arms = list(dict.fromkeys(arm.grid_name for arm in arms.values()))  # in arm order, for the messages
-    labels = {}
-    for point, given in ablation.grid.labelled():
+    labels: dict[str, str] = {}
+    for point, given in ablation.built_grid.labelled():
         label = arm_label(point, given, base_values)
         if label is not None:
             labels.setdefault(arm_name(point, base_values), label)
@@ -244,7 +247,7 @@ def arm_labels(ablation: Ablation, base_values: Mapping[str, Any], arms: Mapping
 def kept_points(ablation: Ablation, rung: Rung) -> list[tuple[dict[str, Any], float | None]]:
     """Every (grid point, LR) the sweep runs at `rung`: the grid × the rung's LRs (None: the base's LR), minus
     exclude= (which sees the rung's values too)."""
-    pairs = [(dict(point), lr) for point in ablation.grid for lr in (rung.lrs or (None,))]
+    pairs = [(dict(point), lr) for point in ablation.built_grid for lr in (rung.lrs or (None,))]
     return [(point, lr) for point, lr in pairs
             if not ablation.excludes({**point, **rung.values, **({} if lr is None else {"lr": lr})})]
 
@@ -252,7 +255,7 @@ def kept_points(ablation: Ablation, rung: Rung) -> list[tuple[dict[str, Any], fl
 def resolve_cells(ablation: Ablation, rungs: tuple[Rung, ...], base_values: Mapping[str, Any],
                   steps: int | None) -> tuple[list[Cell], dict[str, Arm]]:
     """Every rung's arms and their LR × seed cells; SweepError listing every invalid cell at once."""
-    problems, cells, seen = Problems(ablation), [], {}
+    problems, cells, seen = Problems(ablation), list[Cell](), dict[str, str]()
     arms: dict[str, Arm] = {}  # an arm is resolved and counted once, then shared by its LRs and seeds
     n_cells = 0
     for rung in rungs:
@@ -294,10 +297,10 @@ def expand(
     cells, arms = resolve_cells(ablation, rungs, base_values, steps)
     labels = arm_labels(ablation, base_values, arms)
     cells = [replace(cell, arm_label=labels.get(cell.arm)) for cell in cells]
-    studies = _studies(ablation, cells) if ablation.tune else ()
+    studies = _studies(ablation, ablation.tune, cells) if ablation.tune else ()
     cells = cells if ablation.tune else seed_major(cells)
     ladder = ablation.ladder is not None
-    axes = ablation.grid.axes + (tuple(ablation.ladder.axes) if ladder else ())
+    axes = ablation.built_grid.axes + (tuple(ablation.ladder.axes) if ablation.ladder is not None else ())
     return Plan(ablation, tuple(cells), tuple(arms), _baseline(ablation, arms, base_values), axes, studies,
                 rungs if ladder else (), {name: arm.rung.index for name, arm in arms.items()} if ladder else None)
 
@@ -318,14 +321,14 @@ def seed_major(cells: list[Cell]) -> list[Cell]:
     return [replace(cells[i], index=position) for position, i in enumerate(order)]
 
 
-def _studies(ablation: Ablation, cells: list[Cell]) -> tuple[Study, ...]:
+def _studies(ablation: Ablation, tune: Mapping[str, Any], cells: list[Cell]) -> tuple[Study, ...]:
     """One study per cell (arm × LR × seed, seeds only with tune_per_seed), every tuned range checked."""
     with _about(ablation):
-        route(dict(ablation.tune), "tune=")
-    clash = [name for name in ablation.tune if name in ablation.grid.axes]
+        route(dict(tune), "tune=")
+    clash = [name for name in tune if name in ablation.built_grid.axes]
     if clash:
         raise SweepError(f"ablation {ablation.name!r}: {', '.join(clash)} is both a grid axis and tuned; give it once.")
-    studies = tuple(Study(i, cell, dict(ablation.tune), ablation.trials, ablation.sampler, ablation.pruner,
+    studies = tuple(Study(i, cell, dict(tune), ablation.trials, ablation.sampler, ablation.pruner,
                           ablation.confirm_seeds) for i, cell in enumerate(cells))
     problems = Problems(ablation)
     for study in studies:

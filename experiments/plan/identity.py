@@ -49,7 +49,7 @@ class PlanChange:
     def refusal(self) -> str:
         """Every difference, fewer seeds included, as one clause."""
         found = list(self.differences)
-        if self.fewer:
+        if self.fewer and self.seeds is not None:  # fewer is only ever found with the seeds that differ
             found.append(f"seeds {self.seeds[0]} → {self.seeds[1]} (fewer: finished seeds would drop out)")
         named = found[:SHOWN] + ([f"and {len(found) - SHOWN} more"] if len(found) > SHOWN else [])
         return "; ".join(named)

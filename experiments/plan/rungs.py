@@ -6,7 +6,7 @@ heads do not divide), rungs that do not grow, a budget under one step."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from errors import ConfigError
 from experiments.declare.ablation import Ablation
@@ -29,7 +29,7 @@ class Rung:
     configs: RunConfigs
     budget: Mapping[str, float] | None
     seeds: int
-    lrs: tuple[float, ...] | None
+    lrs: Sequence[float] | None
 
     def arm(self, name: str) -> str:
         """The name of grid arm `name` at this rung."""

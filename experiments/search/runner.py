@@ -89,8 +89,9 @@ ORDER BY name = 'initial_loss' DESC, step LIMIT 1
 """
 
 
-def trial_value(results_dir: Path, run_id: str) -> tuple[str, float | None]:
-    """(the run's status, the value to tell): final val loss, or for a diverged run its loss at initialization."""
+def trial_value(results_dir: Path, run_id: str) -> tuple[str | None, float | None]:
+    """(the run's status, None before it has a row; the value to tell): final val loss, or for a diverged run its
+    loss at initialization."""
     con = db.connect(results_dir)  # one connection: building the views is most of a query's cost
     row = con.execute("SELECT status, final_val_loss FROM runs WHERE run_id = ?", [run_id]).fetchone()
     status, value = row if row else (None, None)

@@ -13,7 +13,7 @@ from experiments.declare.space import Choice, IntUniform, LogUniform, Uniform
 from experiments.plan.cell import Cell
 from harness.config.run_configs import RunConfigs
 
-_KINDS = {cls.__name__: cls for cls in (Uniform, LogUniform, IntUniform, Choice)}
+_RANGES = {cls.__name__: cls for cls in (Uniform, LogUniform, IntUniform)}  # a Choice has values instead
 # Confirmation i of a study whose trials train with seed s trains with seed s + (i + 1) · CONFIRM_SEED_STRIDE:
 # never a seed of any trial (those are below the stride for any sweep of fewer than a million seeds), distinct
 # across the per-seed studies of an arm, and the same for every arm, so the arms' confirmations pair seed by seed.
@@ -29,7 +29,7 @@ def space_to_json(space) -> dict[str, Any]:
 def space_from_json(record: Mapping[str, Any]):
     if record["kind"] == "Choice":
         return Choice(record["values"])
-    return _KINDS[record["kind"]](record["low"], record["high"])
+    return _RANGES[record["kind"]](record["low"], record["high"])
 
 
 @dataclass(frozen=True)

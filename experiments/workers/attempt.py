@@ -27,6 +27,7 @@ from harness.train.checkpoints import checkpoint_step, last_checkpoint
 from harness.train.placement import Placement
 
 if TYPE_CHECKING:
+    from experiments.workers.ranks import CellRanks
     from harness.train.run import RunInterrupted, RunOutcome
 
 
@@ -91,7 +92,8 @@ class CellTrainer:
                  heartbeat_every: float, placement: Placement, keep_checkpoints: str) -> None:
         self.results_dir, self.sweep, self.name = Path(results_dir), sweep, name
         self.retries, self.heartbeat_every = retries, heartbeat_every
-        self.placement, self.keep_checkpoints, self.ranks = placement, keep_checkpoints, None
+        self.placement, self.keep_checkpoints = placement, keep_checkpoints
+        self.ranks: CellRanks | None = None
         self.watcher = BeatWatcher(stale_after)
         self._prepared: dict[tuple[str, int], object] = {}
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Sequence, cast
 
 import db
 from experiments.plan.cell import Cell
@@ -28,7 +29,8 @@ class PlannedCell:
     more than its run id is first asked for: a worker starting on a 10,800-cell plan trains few of them."""
 
     def __init__(self, row: dict) -> None:
-        self.run_id, self._row, self._cell = row["run_id"], row, None
+        self.run_id, self._row = row["run_id"], row
+        self._cell: Cell | None = None
 
     def __getattr__(self, name: str):
         if self._cell is None:
@@ -48,12 +50,13 @@ class Worker:
         self.trainer = CellTrainer(results_dir, sweep, name, retries=retries, stale_after=stale_after,
                                    heartbeat_every=heartbeat_every, placement=placement,
                                    keep_checkpoints=keep_checkpoints)
-        self.cells = [PlannedCell(row) for row in db.read_plan(results_dir, sweep).to_pylist()]
+        # A PlannedCell answers for the Cell it builds on first use: the loop and the trainer see a Cell.
+        self.cells = [cast(Cell, PlannedCell(row)) for row in db.read_plan(results_dir, sweep).to_pylist()]
         runners = study_runners(self.results_dir, sweep, name, retries, stale_after, optuna_storage)
         self.search = SearchLoop(self.trainer, runners, self.cells)
         self._finished: set[str] = set()
 
-    def run(self, helper_args: list[str] = ()) -> int:
+    def run(self, helper_args: Sequence[str] = ()) -> int:
         """Claim and train until every cell is finished; 0, or 128 + signal when stopped by one. `helper_args`:
         the options a multi-device placement's helper processes need besides it (results, sweep, threads)."""
         import_training()  # before the first claim, not on its clock (main() has done it already)
@@ -80,8 +83,9 @@ class Worker:
 
         with stop_on_signals():
             while True:
-                if stop_requested():
-                    return 128 + stop_requested()
+                signum = stop_requested()
+                if signum:
+                    return 128 + signum
                 waiting, trained, searched = 0, False, None  # waiting: cells others train (if they die, back to us)
                 for cell in self.cells:
                     if not self._needs_work(cell):
@@ -102,7 +106,7 @@ class Worker:
                 if not trained:
                     searched = self.search.step()
                     if searched is SearchStep.STOPPED:
-                        return 128 + self.search.stopped_by
+                        return 128 + cast(int, self.search.stopped_by)  # set with every STOPPED step
                     trained = searched in (SearchStep.TRAINED, SearchStep.CONFIRMING)
                 if not trained:
                     if not waiting and searched is not SearchStep.WAITING:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import subprocess
 import threading
 from pathlib import Path
+from typing import IO, cast
 
 
 class LiveReport:
@@ -22,7 +23,7 @@ class LiveReport:
 
     def __init__(self, command: list[str] | None, log: Path) -> None:
         self.command, self.log = command, Path(log)
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[str] | None = None
         self.sent = self.answered = self.held = 0
         self.error: str | None = None
         self.finished_page = False  # the last page written shows the sweep finished: it is the final page
@@ -35,13 +36,13 @@ class LiveReport:
             return
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "a") as log:  # the child keeps its own copy of the descriptor
-            self.process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                            text=True, bufsize=1)
-        threading.Thread(target=self._read_answers, daemon=True).start()
+            self.process = process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                      stderr=log, text=True, bufsize=1)
+        threading.Thread(target=self._read_answers, args=(_pipe(process.stdout),), daemon=True).start()
 
-    def _read_answers(self) -> None:
+    def _read_answers(self, answers: IO[str]) -> None:
         try:
-            for line in self.process.stdout:  # `wrote N partial|finished`, `failed N message` or `held N`
+            for line in answers:  # `wrote N partial|finished`, `failed N message` or `held N`
                 kind, answered, *message = line.rstrip("\n").split(" ", 2) + [""]
                 if kind not in ("wrote", "failed", "held") or not answered.isdigit():
                     continue  # not an answer: nothing to wait for
@@ -70,8 +71,8 @@ class LiveReport:
         if self.process is None or self._ended:
             return False
         try:
-            self.process.stdin.write(f"{line}\n")
-            self.process.stdin.flush()
+            _pipe(self.process.stdin).write(f"{line}\n")
+            _pipe(self.process.stdin).flush()
         except OSError:
             return False
         return True
@@ -101,7 +102,7 @@ class LiveReport:
         if self.process is None:
             return
         self.settle()
-        self._end()
+        self._end(self.process)
         if self.answered < self.sent and self.error is None:
             self.error = f"the report process exited with code {self.process.returncode}; see {self.log}"
 
@@ -109,14 +110,19 @@ class LiveReport:
         """Let the process go without a last page or any wait: it sees the end of its input, abandons a partial
         page in flight, redraws the last one as interrupted if it showed cells waiting and none training, and exits."""
         if self.process is not None:
-            self._close_input()
+            self._close_input(self.process)
 
-    def _end(self) -> None:
-        self._close_input()
-        self.process.wait()
+    def _end(self, process: subprocess.Popen[str]) -> None:
+        self._close_input(process)
+        process.wait()
 
-    def _close_input(self) -> None:
+    def _close_input(self, process: subprocess.Popen[str]) -> None:
         try:
-            self.process.stdin.close()
+            _pipe(process.stdin).close()
         except OSError:
             pass
+
+
+def _pipe(stream: IO[str] | None) -> IO[str]:
+    """A stream the report process was started with as a pipe (typeshed types every Popen's as Optional)."""
+    return cast(IO[str], stream)

@@ -17,7 +17,7 @@ from experiments.workers.options import DEFAULT_STALE_AFTER
 class CellRef:
     """The plan's view of a cell: enough to find it in the store and to name it."""
 
-    index: int
+    index: int | None  # the cell, trial or confirmation number; None when the row has none
     run_id: str
     label: str
 

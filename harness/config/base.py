@@ -11,9 +11,19 @@ import hashlib
 import json
 import types
 import typing
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, ParamSpec, Self, TypeVar
 
 from errors import ConfigError, closest
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def class_cache(function: Callable[P, R]) -> Callable[P, R]:
+    """`functools.cache` that keeps `function`'s signature. mypy reads a class object's `__hash__` as the
+    unbound instance method, so it rejects a class as an argument of the bare cache (typed `*args: Hashable`),
+    though classes hash fine; the cache calls `function` with exactly the arguments it gets."""
+    return typing.cast(Callable[P, R], functools.cache(function))
 
 
 def check_choice(owner: str, field: str, value: Any, options: Iterable[str]) -> None:
@@ -56,18 +66,18 @@ def check_int(owner: str, field: str, value: Any, minimum: int = 1, allow_none: 
     check(ok, owner, field, value, f"must be an integer ≥ {minimum}" + (" or None" if allow_none else ""))
 
 
-@functools.cache  # every config construction asks; get_type_hints re-evaluates every annotation (~1 ms a call)
+@class_cache  # every config construction asks; get_type_hints re-evaluates every annotation (~1 ms a call)
 def literal_options(cls: type, field: str) -> tuple[str, ...]:
     """The allowed strings of a `Literal[...]` field, read from the type hints (one source of truth)."""
     return typing.get_args(_type_hints(cls)[field])
 
 
-@functools.cache
+@class_cache
 def _type_hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-@functools.cache  # asked for every field of every config built
+@class_cache  # asked for every field of every config built
 def field_type(cls: type, field: str) -> tuple[Any, bool]:
     """(underlying type, optional?) of field `field`'s annotation, e.g. (int, True) for `int | None`."""
     return _base_type(_type_hints(cls)[field])
@@ -115,7 +125,7 @@ def parse_field_value(cls: type, field: str, text: str) -> Any:
     return text
 
 
-@functools.cache
+@class_cache
 def float_fields(cls: type) -> frozenset[str]:
     """Fields annotated `float` or `float | None`."""
     return frozenset(name for name, hint in _type_hints(cls).items() if _base_type(hint)[0] is float)
@@ -142,7 +152,7 @@ class ConfigBase:
         return _field_names(cls)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]):
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """Build from a dict; unknown keys are an error that lists the valid ones."""
         names = frozenset(_field_names(cls))
         unknown = [k for k in data if k not in names]
@@ -154,7 +164,7 @@ class ConfigBase:
             )
         return cls(**dict(data))
 
-    def replace(self, **changes: Any):
+    def replace(self, **changes: Any) -> Self:
         """A copy with some fields changed (validated again). Unknown names are an error."""
         return type(self).from_dict({**self.to_dict(), **changes})
 
@@ -197,11 +207,11 @@ class ConfigBase:
         return cached
 
 
-@functools.cache
+@class_cache
 def _field_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
-@functools.cache
+@class_cache
 def _default_dict(cls: type) -> dict[str, Any]:
     return cls().to_dict()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal
+from typing import TYPE_CHECKING, Any, Iterable, Literal
 
 from harness.config.base import ConfigBase, check, check_choice, check_int, check_positive, field_type
 from harness.config.rules import Rule, check_rules, default, only_when
@@ -19,19 +19,39 @@ from harness.model.spec.decoder import unread_fields
 # A switch's valid values are the keys of its registry table (harness/model/registry.py). These types are
 # derived from the tables, so registering a value is the only edit; validation reads the tables themselves,
 # so a value registered later (in a test, a user's file) is valid at once.
-Mlp = Literal[registry.options("mlp")]
-Norm = Literal[registry.options("norm")]
-NormPosition = Literal[registry.options("norm_position")]
-QKNorm = Literal[registry.options("qk_norm")]
-QKNormScope = Literal[registry.options("qk_norm_scope")]
-QKNormPlacement = Literal[registry.options("qk_norm_placement")]
-Positions = Literal[registry.options("positions")]
-RopeType = Literal[registry.options("rope_type")]
-Bias = Literal[registry.options("bias")]
-GeluApproximate = Literal[registry.options("gelu_approximate")]
-MoeAuxLoss = Literal[registry.options("moe_aux_loss")]
-MoeTopkNorm = Literal[registry.options("moe_topk_norm")]
-Parametrization = Literal[registry.options("parametrization")]
+# To the type checker a switch is any str: its values are open, registered at run time.
+# A derived field's None (the default) asks `_derive` for its value, so every constructed config holds an int;
+# a dataclass cannot type "None accepted, int held", so the checker sees int (and `= None` needs an ignore).
+if TYPE_CHECKING:
+    Mlp = str
+    Norm = str
+    NormPosition = str
+    QKNorm = str
+    QKNormScope = str
+    QKNormPlacement = str
+    Positions = str
+    RopeType = str
+    Bias = str
+    GeluApproximate = str
+    MoeAuxLoss = str
+    MoeTopkNorm = str
+    Parametrization = str
+    Derived = int
+else:
+    Mlp = Literal[registry.options("mlp")]
+    Norm = Literal[registry.options("norm")]
+    NormPosition = Literal[registry.options("norm_position")]
+    QKNorm = Literal[registry.options("qk_norm")]
+    QKNormScope = Literal[registry.options("qk_norm_scope")]
+    QKNormPlacement = Literal[registry.options("qk_norm_placement")]
+    Positions = Literal[registry.options("positions")]
+    RopeType = Literal[registry.options("rope_type")]
+    Bias = Literal[registry.options("bias")]
+    GeluApproximate = Literal[registry.options("gelu_approximate")]
+    MoeAuxLoss = Literal[registry.options("moe_aux_loss")]
+    MoeTopkNorm = Literal[registry.options("moe_topk_norm")]
+    Parametrization = Literal[registry.options("parametrization")]
+    Derived = int | None
 
 # Llama 3 RoPE fields and their defaults (Llama 3.1's values); only rope_type='llama3' reads them.
 LLAMA3_ROPE_DEFAULTS = {
@@ -141,9 +161,9 @@ class ModelConfig(ConfigBase):
     d_model: int = 128
     n_layers: int = 4
     n_heads: int = 4
-    n_kv_heads: int | None = None  # None: = n_heads (MHA); 1 is MQA; in between is GQA
-    head_dim: int | None = None  # None: d_model // n_heads
-    d_ff: int | None = None  # None: derived by `derived_d_ff`
+    n_kv_heads: Derived = None  # type: ignore[assignment]  # None: = n_heads (MHA); 1 is MQA; in between is GQA
+    head_dim: Derived = None  # type: ignore[assignment]  # None: d_model // n_heads
+    d_ff: Derived = None  # type: ignore[assignment]  # None: derived by `derived_d_ff`
     mlp: Mlp = "swiglu"
     n_experts: int = 1  # > 1 turns the MLP into a top-k routed mixture of experts of `mlp` type
     moe_top_k: int = 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from harness.config.base import invalid
@@ -22,7 +22,7 @@ class Rule:
     field: str
     holds: Callable[[Any], bool]
     requirement: Requirement
-    enabled_by: Mapping[str, Any] = field(default_factory=dict)
+    enabled_by: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # bare `field` is the str above to mypy
 
 
 def only_when(

@@ -10,24 +10,25 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, TypeVar
 
 from errors import ConfigError, closest
-from harness.config.base import parse_field_value
+from harness.config.base import ConfigBase, parse_field_value
 from harness.config.data import DataConfig
 from harness.config.model import ModelConfig
 from harness.config.train import TrainConfig
 
-CONFIG_CLASSES = (ModelConfig, TrainConfig, DataConfig)
+CONFIG_CLASSES: tuple[type[ConfigBase], ...] = (ModelConfig, TrainConfig, DataConfig)
+C = TypeVar("C", bound=ConfigBase)
 
 
 @functools.cache
-def field_owners() -> dict[str, type]:
+def field_owners() -> dict[str, type[ConfigBase]]:
     """Every field name → the config class that owns it."""
     return {name: cls for cls in CONFIG_CLASSES for name in cls.field_names()}
 
 
-def owner(name: str, where: str, classes: tuple[type, ...] = CONFIG_CLASSES) -> type:
+def owner(name: str, where: str, classes: tuple[type[ConfigBase], ...] = CONFIG_CLASSES) -> type[ConfigBase]:
     """The config class owning field `name`; else a ConfigError naming `where` it was asked, the closest field
     and every valid one (of `classes`)."""
     owners = {field: cls for field, cls in field_owners().items() if cls in classes}
@@ -39,20 +40,21 @@ def owner(name: str, where: str, classes: tuple[type, ...] = CONFIG_CLASSES) -> 
                       + f" Valid fields — {valid}.")
 
 
-def route(values: Mapping[str, Any], where: str, only: type | None = None) -> dict[type, dict[str, Any]]:
+def route(values: Mapping[str, Any], where: str,
+          only: type[ConfigBase] | None = None) -> dict[type[ConfigBase], dict[str, Any]]:
     """Flat field → value pairs grouped by owning class ({ModelConfig: {...}, TrainConfig: {...}, ...}).
     With `only`, every field must belong to that class (an ablation's `train=` takes TrainConfig fields)."""
-    grouped: dict[type, dict[str, Any]] = {cls: {} for cls in CONFIG_CLASSES}
+    grouped: dict[type[ConfigBase], dict[str, Any]] = {cls: {} for cls in CONFIG_CLASSES}
     for name, value in values.items():
         grouped[owner(name, where)][name] = value
     wrong = [name for cls, fields in grouped.items() if only is not None and cls is not only for name in fields]
-    if wrong:
+    if wrong and only is not None:  # wrong is empty without `only`; the checker needs it said
         raise ConfigError(f"{where} sets {', '.join(wrong)}, not {only.__name__} fields; put model switches in base or "
                           "the grid.")
     return grouped
 
 
-def parse_overrides(pairs: Iterable[str], classes: tuple[type, ...] = CONFIG_CLASSES) -> dict[str, Any]:
+def parse_overrides(pairs: Iterable[str], classes: tuple[type[ConfigBase], ...] = CONFIG_CLASSES) -> dict[str, Any]:
     """`--set` pairs (`["d_model=512", "lr=3e-3"]`) → {"d_model": 512, "lr": 0.003}, each value parsed to its
     field's declared type. A pair without '=', or naming a field none of `classes` has, is a ConfigError."""
     parsed: dict[str, Any] = {}
@@ -124,7 +126,7 @@ class RunConfigs:
         return iter((self.model, self.train, self.data))
 
 
-def _config(cls: type, given: Any, where: str, overrides: Mapping[str, Any]):
+def _config(cls: type[C], given: Any, where: str, overrides: Mapping[str, Any]) -> C:
     """A `cls` from `given` (an instance, a mapping of `cls`'s fields, or None for the defaults) with
     `overrides` on top, in one validation (a given field and an override may only be valid together)."""
     if isinstance(given, cls):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Mapping, NoReturn, overload
 
 from errors import ConfigError
 
@@ -22,6 +22,13 @@ class HFConfig:
     def get(self, key: str) -> Any:
         """The value transformers would use: the dict's, else the family config class's default."""
         return self.raw[key] if key in self.raw else self.family.defaults[key]
+
+    # A feature that changes parameters is refused however the config is read: that call never returns.
+    @overload
+    def refuse(self, feature: str, why: str, changes_params: Literal[True] = ...) -> NoReturn: ...
+
+    @overload
+    def refuse(self, feature: str, why: str, changes_params: bool) -> None: ...
 
     def refuse(self, feature: str, why: str, changes_params: bool = True) -> None:
         """Raise for a feature we cannot express; non-strict reading (parameter counting) skips those that

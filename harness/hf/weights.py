@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -27,7 +27,7 @@ def from_hf(hf_model: Any) -> Transformer:
     model's dtype; its logits match the original's. Raises ConfigError for what we cannot express."""
     if not (hasattr(hf_model, "config") and isinstance(hf_model, nn.Module)):
         raise ConfigError(f"from_hf expects a transformers model (nn.Module with .config), got {type(hf_model)}.")
-    hf_config = hf_model.config.to_dict()
+    hf_config = cast(Any, hf_model).config.to_dict()  # a transformers PretrainedConfig (nn.Module knows no .config)
     cfg = model_config_from_hf(hf_config, strict=True)
     hf_params = dict(hf_model.named_parameters())  # tied weights appear once, under the embedding's name
     if "lm_head.weight" not in hf_model.state_dict():
@@ -42,8 +42,8 @@ def from_hf(hf_model: Any) -> Transformer:
             f"Hugging Face {family.model_type} parameters with no place in our model: {', '.join(unused[:5])}."
         )
     state: dict[str, torch.Tensor] = {}
-    for name, tensor in hf_params.items():
-        ours, tensor = rename(name), tensor.detach()
+    for name, param in hf_params.items():
+        ours, tensor = cast(str, rename(name)), param.detach()  # `unused` is empty: every name has a place
         if family.adapt_weight is not None:
             tensor = family.adapt_weight(ours, tensor, cfg)
         state.update(_unfused(ours, tensor, cfg))

@@ -9,6 +9,8 @@ and an eager path only when a soft-cap or sinks change the softmax, which SDPA c
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -36,6 +38,8 @@ def allowed_keys(n_queries: int, n_keys: int, window: int | None, device: torch.
 class Attention(Component):
     """One layer's attention. Receives its norms (Identity when off) and reads its layer's window/RoPE use."""
 
+    sinks: nn.Parameter | None  # registered in __init__, created by `declare` when declared
+
     def __init__(self, cfg: ModelConfig, layer: int, params: Params, q_norm: nn.Module, k_norm: nn.Module) -> None:
         super().__init__()
         self.layer = layer
@@ -57,6 +61,12 @@ class Attention(Component):
         self.capture_qk = False
         self.captured_q: torch.Tensor | None = None
         self.captured_k: torch.Tensor | None = None
+
+    def captured(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(q, k) of the last forward, kept because `capture_qk` was on."""
+        if self.captured_q is None or self.captured_k is None:
+            raise RuntimeError(f"layer {self.layer}: no q and k captured; turn capture_qk on before the forward")
+        return self.captured_q, self.captured_k
 
     def _heads(self, x: torch.Tensor, proj: nn.Linear, norm: nn.Module, n_heads: int) -> torch.Tensor:
         """(B, T, d) → (B, n_heads, T, D), normalized over all heads (full scope) or per head when the norm
@@ -85,7 +95,8 @@ class Attention(Component):
         k = self._heads(x, self.k_proj, self.k_norm, self.n_kv_heads)  # (B, Hkv, T, D)
         v = self.v_proj(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, Hkv, T, D)
         if self.uses_rope:
-            q, k = apply_rope(q, rotation), apply_rope(k, rotation)
+            rope = cast(Rotation, rotation)  # a RoPE layer is always handed its rotation (positions='rope')
+            q, k = apply_rope(q, rope), apply_rope(k, rope)
         if not self.norm_before_rope:
             q, k = self._norm_rotated(q, self.q_norm), self._norm_rotated(k, self.k_norm)
         if self.capture_qk:

@@ -19,6 +19,14 @@ SLOTS = ("in", "out", "post")
 class Block(nn.Module):
     """x ← post(x + out(attn(in(x)))), then the same around the MLP."""
 
+    # Set by name in __init__ (a norm or Identity per slot).
+    norm_attn_in: nn.Module
+    norm_attn_out: nn.Module
+    norm_attn_post: nn.Module
+    norm_mlp_in: nn.Module
+    norm_mlp_out: nn.Module
+    norm_mlp_post: nn.Module
+
     def __init__(self, attn: nn.Module, mlp: nn.Module, norms: dict[str, nn.Module]) -> None:
         super().__init__()
         self.attn, self.mlp = attn, mlp

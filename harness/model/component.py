@@ -41,7 +41,8 @@ class TorchLayerComponent(Component):
         if hasattr(self, "declared"):
             Component.reset_parameters(self)
         else:
-            super(Component, self).reset_parameters()  # the torch layer's (next after Component in the MRO)
+            # The torch layer's, next after Component in the MRO; mypy looks for it on nn.Module, which has none.
+            super(Component, self).reset_parameters()  # type: ignore[misc]
 
 
 def declared_linear(params: Params, name: str) -> nn.Linear:

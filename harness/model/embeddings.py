@@ -14,7 +14,8 @@ class TokenEmbedding(TorchLayerComponent, nn.Embedding):
     """`tok_emb`: token id → (d,) vector."""
 
     def __init__(self, cfg: ModelConfig, layer: None, params: Params) -> None:
-        super().__init__(*params["weight"].shape)
+        n_tokens, width = params["weight"].shape
+        super().__init__(n_tokens, width)
         self.declare(params)
 
 

@@ -40,6 +40,10 @@ def switch_loss(counts: torch.Tensor, mean_probs: torch.Tensor, n_tokens: int, t
 class Experts(Component):
     """E feed-forward networks of one kind (gated or dense), without biases."""
 
+    gate_proj: torch.nn.Parameter  # (E, d_ff, d), declared only when gated
+    up_proj: torch.nn.Parameter  # (E, d_ff, d)
+    down_proj: torch.nn.Parameter  # (E, d, d_ff)
+
     def __init__(self, cfg: ModelConfig, layer: int, params: Params) -> None:
         super().__init__()
         self.activation = activation(cfg)

@@ -17,6 +17,9 @@ from harness.model.spec.params import Params
 class _ScaledNorm(Component):
     """Shared weight handling: a learned per-channel scale, optionally applied as (1 + w)."""
 
+    weight: torch.nn.Parameter  # declared
+    bias: torch.nn.Parameter | None  # declared only for LayerNorm with bias='all'
+
     def __init__(self, cfg: ModelConfig, layer: int | None, width: int, params: Params) -> None:
         super().__init__()
         self.dim, self.eps, self.unit_offset = width, cfg.norm_eps, cfg.norm_unit_offset

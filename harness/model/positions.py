@@ -97,10 +97,12 @@ class LearnedPositions(TorchLayerComponent, nn.Embedding):
     """A learned vector per absolute position, added to the token embeddings (`pos_emb.weight`)."""
 
     def __init__(self, cfg: ModelConfig, layer: None, params: Params) -> None:
-        super().__init__(*params["weight"].shape)
+        n_positions, width = params["weight"].shape
+        super().__init__(n_positions, width)
         self.declare(params)
 
-    def forward(self, x: torch.Tensor, offset: int) -> tuple[torch.Tensor, None]:
+    # Every positions module maps (x, offset) to (x, rotation); the embedding table's own lookup is `super().forward`.
+    def forward(self, x: torch.Tensor, offset: int) -> tuple[torch.Tensor, None]:  # type: ignore[override]
         end = offset + x.shape[1]
         if end > self.num_embeddings:
             raise ValueError(f"position {end - 1} is beyond learned positions: max_seq_len={self.num_embeddings}")

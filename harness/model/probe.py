@@ -27,7 +27,7 @@ class MaxAttentionLogits:
 
 def _layer_max(attn: Attention) -> torch.Tensor:
     """(H,) max over batch, allowed (query, key) pairs of this layer's captured q·kᵀ·scale."""
-    q, k = attn.captured_q.float(), attn.captured_k.float()  # (B, H, T, D), (B, Hkv, T, D)
+    q, k = (t.float() for t in attn.captured())  # (B, H, T, D), (B, Hkv, T, D)
     batch, n_heads, seq, dim = q.shape
     groups = n_heads // k.shape[1]
     q = q.view(batch, k.shape[1], groups, seq, dim)  # (B, Hkv, G, T, D)
@@ -45,14 +45,14 @@ def _layer_max(attn: Attention) -> torch.Tensor:
 @torch.no_grad()
 def max_attention_logits(model: Transformer, input_ids: torch.Tensor) -> MaxAttentionLogits:
     """Per layer and head, the max pre-softmax attention logit on `input_ids` (B, T), before and after capping."""
-    captured_before = [layer.attn.capture_qk for layer in model.layers]
+    captured_before = [attn.capture_qk for attn in model.attentions]
     model.capture_qk(True)
     try:
         model(input_ids)
-        raw = torch.stack([_layer_max(layer.attn) for layer in model.layers])  # (L, H)
+        raw = torch.stack([_layer_max(attn) for attn in model.attentions])  # (L, H)
     finally:
         model.capture_qk(False)
-        for layer, enabled in zip(model.layers, captured_before):
-            layer.attn.capture_qk = enabled
+        for attn, enabled in zip(model.attentions, captured_before):
+            attn.capture_qk = enabled
     cap = model.cfg.attn_softcap
     return MaxAttentionLogits(raw=raw, capped=soft_cap(raw, cap) if cap is not None else None)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -84,16 +86,22 @@ class Transformer(nn.Module):
             raise TypeError(f"parameters without a declaration (harness.model.spec): {', '.join(undeclared)}")
 
     @property
+    def attentions(self) -> list[Attention]:
+        """Each layer's attention, in order (nn.ModuleList types its blocks, and so their `attn`, as bare
+        modules; `build_block` gives every block an Attention)."""
+        return [cast(Attention, layer.attn) for layer in self.layers]
+
+    @property
     def attention_paths(self) -> list[str]:
         """Per layer, the attention kernel that runs: 'sdpa' or 'eager' (soft-cap or sinks)."""
-        return [layer.attn.path for layer in self.layers]
+        return [attn.path for attn in self.attentions]
 
     def capture_qk(self, enabled: bool) -> None:
         """Make every attention layer keep its last q and k (after QK-norm and RoPE) for telemetry."""
-        for layer in self.layers:
-            layer.attn.capture_qk = enabled
+        for attn in self.attentions:
+            attn.capture_qk = enabled
             if not enabled:
-                layer.attn.captured_q = layer.attn.captured_k = None
+                attn.captured_q = attn.captured_k = None
 
     def forward(self, input_ids: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
         offset = cache.seq_len if cache is not None else 0

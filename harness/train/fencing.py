@@ -25,7 +25,9 @@ class FenceLost(BaseException):
 class Fence(Protocol):
     """What a run asks of its writer's claim."""
 
-    generation: int | None  # the claim generation every segment and checkpoint carries; None: no claim
+    @property
+    def generation(self) -> int | None:
+        """The claim generation every segment and checkpoint carries; None: no claim."""
 
     def check(self, what: str) -> None:
         """Raise FenceLost (naming `what` was about to be written) unless the claim is still held and the run

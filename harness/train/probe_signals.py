@@ -42,8 +42,9 @@ def probe_signals(model: Transformer, input_ids: torch.Tensor) -> ProbeSignals:
     model.capture_qk(True)
     try:
         logits = model(input_ids).float()  # (B, T, V)
-        q_rms = torch.stack([_head_rms(layer.attn.captured_q) for layer in model.layers])  # (L, H)
-        k_rms = torch.stack([_head_rms(layer.attn.captured_k) for layer in model.layers])  # (L, Hkv)
+        captured = [attn.captured() for attn in model.attentions]
+        q_rms = torch.stack([_head_rms(q) for q, _ in captured])  # (L, H)
+        k_rms = torch.stack([_head_rms(k) for _, k in captured])  # (L, Hkv)
     finally:
         model.capture_qk(False)
     return ProbeSignals(

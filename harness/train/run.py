@@ -13,7 +13,7 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Literal, Sequence
 
 import torch
 from lightning.pytorch import Callback, Trainer, seed_everything
@@ -120,7 +120,7 @@ def distribution(placement: Placement, rank: int) -> dict:
     return dict(devices=placement.devices, strategy=run_strategy(placement, rank))
 
 
-def trainer_precision(train: TrainConfig) -> str:
+def trainer_precision(train: TrainConfig) -> Literal["bf16-mixed", "32-true"]:
     """Lightning's precision for the run: bf16 autocast, or full fp32."""
     return "bf16-mixed" if train.precision == "bf16" else "32-true"
 
@@ -178,10 +178,11 @@ def process_flags(train: TrainConfig, device: str) -> Iterator[None]:
     Trainer(deterministic=True) turns on, and no NaN-filling of new buffers. torch cannot report the
     flush-denormal state, so it returns to its default, off."""
     deterministic_before = torch.are_deterministic_algorithms_enabled()
-    fill_before = torch.utils.deterministic.fill_uninitialized_memory
+    # torch.utils.deterministic is a module whose class gives it this property; its stubs know no attribute.
+    fill_before = torch.utils.deterministic.fill_uninitialized_memory  # type: ignore[attr-defined]
     # Deterministic mode also NaN-fills every fresh `torch.empty` (to expose reads of uninitialized memory):
     # ~170 extra fills a step, 3% of a tiny CPU step, and no effect on results since nothing reads them.
-    torch.utils.deterministic.fill_uninitialized_memory = False
+    torch.utils.deterministic.fill_uninitialized_memory = False  # type: ignore[attr-defined]
     flush = device == "cpu" and train.flush_denormal
     if flush:
         torch.set_flush_denormal(True)
@@ -189,7 +190,7 @@ def process_flags(train: TrainConfig, device: str) -> Iterator[None]:
         yield
     finally:
         torch.use_deterministic_algorithms(deterministic_before)
-        torch.utils.deterministic.fill_uninitialized_memory = fill_before
+        torch.utils.deterministic.fill_uninitialized_memory = fill_before  # type: ignore[attr-defined]
         if flush:
             torch.set_flush_denormal(False)
 

@@ -79,7 +79,8 @@ class Normal(Init):
 class InitRule(Protocol):
     """A documented start, stated in terms of the config, and the role of the tensor (every `Init` is one)."""
 
-    role: str
+    @property
+    def role(self) -> str: ...  # read-only: the rules are frozen dataclasses
 
     def for_config(self, cfg: ModelConfig) -> Init: ...
 
