@@ -74,15 +74,15 @@ def test_a_partial_page_is_drawn_by_a_niced_child_and_the_last_page_abandons_one
     mine.parent.mkdir(parents=True, exist_ok=True)
     mine.write_text("half a page")
     other.write_text("someone else's page")
-    started = time.monotonic()
     report.send("last")
-    assert report.answer() == "wrote 2 finished"  # both lines answered by the last page
+    assert report.answer() == "wrote 2 finished"  # both lines answered by the last page (waiting on the stopped
+    # child instead would never end: the hang guard's timeout)
     assert gone(child) and not mine.exists() and other.exists()
-    assert os.getpriority(os.PRIO_PROCESS, report.process.pid) == 0  # the last page at normal priority
+    # The last page at the priority the report process started with (this test's), not the partial pages' nice.
+    assert os.getpriority(os.PRIO_PROCESS, report.process.pid) == os.getpriority(os.PRIO_PROCESS, 0)
     assert len(report.rewrites()) == 1 and report.rewrites()[0].startswith("report: 4 of 4 cells in ")
     assert "4 of 4 cells: finished" in report.page.read_text()
     assert report.end() == 0
-    assert time.monotonic() - started < 30
     other.unlink()
 
 
