@@ -91,8 +91,9 @@ EXPECTED = {  # (file kind, damage) → the outcome of each command, in the orde
     **{(kind, damage): RUN_DAMAGE for kind in ("manifest", "status") for damage in DAMAGE},
     ("metrics", "truncated"): RUN_DAMAGE,
     # Damage inside a data shard's pages is found when a query decodes them (db runs and db query read the losses;
-    # compare, summary and report too), or by db check; listing statuses reads none of them.
-    ("metrics", "garbled"): (CHECK, WARNS, WARNS, SAME, REFUSES, REFUSES, REFUSES, SAME, SAME, SAME),
+    # compare, summary and report too; the dashboard's index for its verdict column, which names the file), or by
+    # db check; listing statuses reads none of them.
+    ("metrics", "garbled"): (CHECK, WARNS, WARNS, SAME, REFUSES, REFUSES, REFUSES, SAME, NAMES, SAME),
     # Only summary and report read layer metrics: the damage is found there, mid-analysis.
     ("layer metrics", "truncated"): RUN_DAMAGE,
     ("layer metrics", "garbled"): (CHECK, SAME, SAME, SAME, SAME, REFUSES, REFUSES, SAME, SAME, SAME),
