@@ -43,9 +43,14 @@ def load_sweep(results_dir: str | os.PathLike | None, sweep: str) -> Sweep:
     """`open_sweep` plus the runs frame; AnalysisError for a missing store or unknown sweep, StoreDamage for a
     damaged file of the sweep."""
     source = open_sweep(results_dir, sweep)
-    runs = source.con.sql("SELECT * FROM sweep_runs ORDER BY run_id").df()  # one order: pages and tables repeat
-    runs["lr"] = pd.to_numeric(runs["lr"], errors="coerce")
-    return Sweep(source.con, source.info, source.members, source.results_dir, runs)
+    return Sweep(source.con, source.info, source.members, source.results_dir, runs_frame(source.con))
+
+
+def runs_frame(con) -> pd.DataFrame:
+    """The open sweep's `sweep_runs`, in run-id order (DuckDB's scan order changes under load: one order makes
+    pages and tables repeat), its LR numeric."""
+    runs = con.sql("SELECT * FROM sweep_runs ORDER BY run_id").df()
+    return runs.assign(lr=pd.to_numeric(runs["lr"], errors="coerce"))
 
 
 # ℓ₀: training records the loss at step 0, before any update, as the metric `initial_loss` (docs/internals.md);

@@ -21,7 +21,7 @@ import pandas as pd
 
 from analysis.compare import check_finished, check_metric
 from analysis.errors import AnalysisError
-from analysis.frames import Sweep
+from analysis.frames import Sweep, runs_frame
 from analysis.ladder import SEPARATOR
 from analysis.ladder.points import LadderData, baseline_variant, ladder_runs, variant_labels
 from analysis.source import membership_sql, sweep_info
@@ -93,8 +93,7 @@ def _loaded(results_dir, names: list[str]) -> Iterator[Sweep]:
     for name in names:
         info, members = sweep_info(con, name), membership_sql(con, name)
         con.execute(f"CREATE OR REPLACE TEMP TABLE sweep_runs AS {members}")
-        runs = con.sql("SELECT * FROM sweep_runs").df()
-        yield Sweep(con, info, members, results_dir, runs.assign(lr=pd.to_numeric(runs["lr"], errors="coerce")))
+        yield Sweep(con, info, members, results_dir, runs_frame(con))
 
 
 def decision_runs(results_dir, sweeps: list[str], metric: str) -> DecisionRuns:
