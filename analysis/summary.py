@@ -7,15 +7,17 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from analysis.cells import METRIC, MIN_EFFECT
-from analysis.compare import finished_cells
-from analysis.comparison import COLUMNS, COUNTS, DIRECTION, OBSERVED, comparison_table
-from analysis.frames import Sweep
-from analysis.headline import Headline, headlines
-from analysis.scale import ScaleComparison, compare_across
-from analysis.sensitivity import lr_sensitivity
-from analysis.signals import COMPACT_COLUMN, SignalSummary, primary_signal, soft_caps
-from analysis.stability import stability
+from analysis.comparison.headline import Headline, headlines
+from analysis.comparison.row import ComparisonRow
+from analysis.comparison.rules import Verdict
+from analysis.comparison.table import COLUMNS, COUNTS, DIRECTION, OBSERVED, comparison_table
+from analysis.ladder.across import ScaleComparison, compare_across
+from analysis.reading.cells import METRIC, MIN_EFFECT
+from analysis.reading.finished import finished_cells
+from analysis.reading.frames import Sweep
+from analysis.signals.primary import COMPACT_COLUMN, SignalSummary, primary_signal, soft_caps
+from analysis.signals.sensitivity import lr_sensitivity
+from analysis.signals.stability import stability
 from db.sql import quote_ident
 
 if TYPE_CHECKING:
@@ -40,7 +42,7 @@ class Analysis:
     metric: str
     baseline: str
     min_effect: float
-    comparison: pd.DataFrame  # analysis.comparison.COLUMNS and OBSERVED, one row per (arm, lr)
+    comparison: pd.DataFrame  # analysis.comparison.table.COLUMNS and OBSERVED, one row per (arm, lr)
     sensitivity: pd.DataFrame  # one row per arm
     stability: pd.DataFrame  # one row per arm
     scale: ScaleComparison | None  # when the sweep has a scale axis
@@ -68,7 +70,7 @@ class Analysis:
         """`COMPACT_COLUMNS`, one row per arm (the baseline first): its headline comparison, best LR, LR
         sensitivity, divergences and peak attention logit."""
         baseline = self.headline_baseline
-        rows = [{"arm": baseline, "verdict": "baseline"}] + [{"arm": h.arm, **h.row} for h in self.headlines]
+        rows = [{"arm": baseline, "verdict": Verdict.BASELINE}] + [{"arm": h.arm, **h.row} for h in self.headlines]
         answer = pd.DataFrame(rows).reindex(columns=["arm", "verdict", "delta", "delta_ci_low", "delta_ci_high", "n"])
         answer["n"] = answer["n"].astype("Int64")
         per_arm = self.per_arm()
@@ -86,7 +88,7 @@ class Analysis:
                                                      *(c for c in COMPACT_COLUMNS if c not in ("arm", lead))]
 
 
-def comparison_frame(rows: list[dict], extra: tuple[str, ...] = ()) -> pd.DataFrame:
+def comparison_frame(rows: list[ComparisonRow], extra: tuple[str, ...] = ()) -> pd.DataFrame:
     """`compare`'s rows as a frame with its COLUMNS, OBSERVED, DIRECTION and `extra` columns (counts nullable
     integers, survivors_only nullable)."""
     frame = pd.DataFrame(rows, columns=[*COLUMNS, OBSERVED, DIRECTION, *extra])
@@ -117,9 +119,9 @@ def analyse(sweep: Sweep, metric: str = METRIC, baseline: str | None = None,
 
 def judged_headlines(sweep: Sweep, cells, best_lr: dict,
                      min_effect: float) -> tuple[list[Headline], dict[str, str], str | None]:
-    """The headline rows as the answer judges them (`analysis.headline`: each arm at its best LR, the anytime-valid
-    table after adaptive seeding; a ladder's arms at its largest rung), each such arm → the name it is shown by
-    (a ladder's variant; empty otherwise), and a ladder's largest rung."""
+    """The headline rows as the answer judges them (`analysis.comparison.headline`: each arm at its best LR, the
+    anytime-valid table after adaptive seeding; a ladder's arms at its largest rung), each such arm → the name it is
+    shown by (a ladder's variant; empty otherwise), and a ladder's largest rung."""
     from analysis.ladder.points import is_ladder
 
     judged, judged_lr, arms, rung = cells, best_lr, dict[str, str](), None
@@ -131,7 +133,7 @@ def judged_headlines(sweep: Sweep, cells, best_lr: dict,
 
 
 def per_arm_verdicts(sweep: Sweep, metric: str = METRIC, baseline: str | None = None,
-                     min_effect: float = MIN_EFFECT) -> dict[str, tuple[str, str | None]]:
+                     min_effect: float = MIN_EFFECT) -> dict[str, tuple[Verdict, str | None]]:
     """arm (as the per-arm table names it) → its headline verdict against the baseline and the test that decided:
     `harness summary`'s verdict columns, by the one rule table."""
     cells = finished_cells(sweep, metric, baseline)
@@ -139,18 +141,18 @@ def per_arm_verdicts(sweep: Sweep, metric: str = METRIC, baseline: str | None = 
     lines, arms, _ = judged_headlines(sweep, cells, dict(zip(sensitivity["arm"], sensitivity["best_lr"])), min_effect)
     by_name = {line.arm: (line.row["verdict"], line.row.get("decided_by")) for line in lines}
     if not arms:
-        return by_name | {cells.baseline: ("baseline", None)}
+        return by_name | {cells.baseline: (Verdict.BASELINE, None)}
     baseline = cells.baseline.split("@", 1)[0]
-    return {arm: ("baseline", None) if name == baseline else by_name[name] for arm, name in arms.items()
+    return {arm: (Verdict.BASELINE, None) if name == baseline else by_name[name] for arm, name in arms.items()
             if name == baseline or name in by_name}
 
 
-def _table_rows(cells, min_effect: float, adaptive: bool) -> tuple[list[dict], tuple[str, ...]]:
+def _table_rows(cells, min_effect: float, adaptive: bool) -> tuple[list[ComparisonRow], tuple[str, ...]]:
     """The rows by arm and LR; after adaptive seeding with the anytime-valid table's columns beside them."""
     rows = comparison_table(cells, min_effect)
     if not adaptive:
         return rows, ()
-    from analysis.sequential_table import SEQUENTIAL_COLUMNS, add_sequential
+    from analysis.comparison.sequential_table import SEQUENTIAL_COLUMNS, add_sequential
 
     add_sequential(rows, cells, min_effect)
     return rows, tuple(SEQUENTIAL_COLUMNS)

@@ -44,8 +44,8 @@ def timed(command: list[str], repeats: int) -> list[float]:
 
 def fits_alone(results: Path) -> float:
     """Seconds of `analyse_ladder` on compute alone, the store already read."""
-    from analysis.frames import load_sweep
     from analysis.ladder.analyse import analyse_ladder
+    from analysis.reading.frames import load_sweep
 
     sweep = load_sweep(results, SWEEP)
     start = time.perf_counter()

@@ -16,7 +16,11 @@ import io
 import json
 import math
 import sys
-from typing import cast
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from analysis.comparison.row import ComparisonRow
 
 from cli.compare_ladder import add_ladder_options, check_ladder_options
 from cli.output import print_result
@@ -62,7 +66,7 @@ class _Rounded(float):
         return f"{self:.4g}" if abs(self) >= 1e6 else float.__repr__(self)
 
 
-def _table(rows: list[dict], columns: list[str]) -> str:
+def _table(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> str:
     from cli.table import render_table
 
     def cell(value):
@@ -73,7 +77,7 @@ def _table(rows: list[dict], columns: list[str]) -> str:
     return render_table(columns, [[cell(row[c]) for c in columns] for row in rows])
 
 
-def _csv(rows: list[dict], columns: list[str]) -> str:
+def _csv(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> str:
     sink = io.StringIO()
     writer = csv.writer(sink, lineterminator="\n")
     writer.writerow(columns)
@@ -81,7 +85,7 @@ def _csv(rows: list[dict], columns: list[str]) -> str:
     return sink.getvalue().rstrip("\n")
 
 
-def format_rows(rows: list[dict], columns: list[str], format: str) -> str:
+def format_rows(rows: Sequence[Mapping[str, Any]], columns: list[str], format: str) -> str:
     """Rows of plain values as a padded table, CSV or JSON (missing values: empty cells, null)."""
     if format == "csv":
         return _csv(rows, columns)
@@ -103,11 +107,11 @@ def _missing(value) -> bool:
 
 
 def read_cells(results_dir, sweep: str, metric: str, baseline: str | None):
-    """The sweep's checked `analysis.cells.Cells`, its progress line while it runs, its arms' display labels, how
-    its seeds were added adaptively (None: they were not), and the line on the code that made its finished runs
+    """The sweep's checked `analysis.reading.cells.Cells`, its progress line while it runs, its arms' display labels,
+    how its seeds were added adaptively (None: they were not), and the line on the code that made its finished runs
     (db.provenance)."""
-    from analysis.compare import finished_cells
-    from analysis.source import open_sweep
+    from analysis.reading.finished import finished_cells
+    from analysis.reading.source import open_sweep
     from db.provenance import finished_code_summary
 
     source = open_sweep(results_dir, sweep)
@@ -118,9 +122,9 @@ def read_cells(results_dir, sweep: str, metric: str, baseline: str | None):
 
 def across(args: argparse.Namespace) -> tuple[list[dict], list[str], str | None]:
     """The --across table's rows and columns, and the sweep's progress line while it runs."""
-    from analysis.compare import check_finished, check_metric
-    from analysis.frames import load_sweep
-    from analysis.scale import ScaleComparison, check_across, compare_across
+    from analysis.ladder.across import ScaleComparison, check_across, compare_across
+    from analysis.reading.finished import check_finished, check_metric
+    from analysis.reading.frames import load_sweep
     from db.provenance import finished_code_summary
 
     sweep = load_sweep(args.results, args.sweep)
@@ -133,7 +137,7 @@ def across(args: argparse.Namespace) -> tuple[list[dict], list[str], str | None]
     return frame_rows(table), list(table.columns), sweep.info.progress() if sweep.info.running else None
 
 
-def comparison(args: argparse.Namespace) -> tuple[list[dict], list[str], str | None]:
+def comparison(args: argparse.Namespace) -> tuple[list[ComparisonRow], list[str], str | None]:
     """The comparison table's rows and columns, and the sweep's progress line while it runs."""
     from cli.forked import Forked
     from errors import ConfigError
@@ -141,18 +145,18 @@ def comparison(args: argparse.Namespace) -> tuple[list[dict], list[str], str | N
     # The store is read in a child process (DuckDB, no scipy) while this one imports scipy.stats (no DuckDB); a
     # user error found there (no such sweep, metric or baseline) cuts the import short.
     with Forked(read_cells, args.results, args.sweep, args.metric, args.baseline, expected=(ConfigError,)) as reading:
-        from analysis.cells import add_selection
-        from analysis.comparison import COLUMNS, comparison_table
+        from analysis.comparison.table import COLUMNS, comparison_table
+        from analysis.reading.cells import add_selection
     cells, partial, labels, adaptive, code = reading.result()
     _say_code(code)
     rows = comparison_table(cells, args.min_effect, args.robust)
     COLUMNS = [*COLUMNS, *add_selection(rows, cells)]  # in a search: how each arm's seed outcomes were chosen
     if args.sequential or adaptive:
-        from analysis.sequential_table import SEQUENTIAL_COLUMNS, add_sequential
+        from analysis.comparison.sequential_table import SEQUENTIAL_COLUMNS, add_sequential
 
         add_sequential(rows, cells, args.min_effect, args.robust)
         COLUMNS = [*COLUMNS, *SEQUENTIAL_COLUMNS]
-    from analysis.comparison import bimodal_note
+    from analysis.comparison.table import bimodal_note
 
     note = bimodal_note(cells, lambda arm: labels.get(arm, arm))
     if note:
@@ -175,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the comparison (or, with --across, the comparison per scale; with --ladder, the ladder's fits); a
     running sweep's table is labelled partial on stderr."""
     if args.rules:
-        from analysis.verdict_rules import rules_text
+        from analysis.comparison.rules import rules_text
 
         print_result(rules_text())
         return 0

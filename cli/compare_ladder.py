@@ -49,9 +49,9 @@ def check_targets(args: argparse.Namespace) -> None:
 def ladder_analysis(args: argparse.Namespace):
     """The sweep's `analysis.ladder.LadderAnalysis` (AnalysisError for an unknown sweep, metric or baseline, a
     sweep that is not a ladder, or a target inside the ladder) and its progress line while it runs."""
-    from analysis.compare import check_finished, check_metric
-    from analysis.frames import load_sweep
     from analysis.ladder.analyse import analyse_ladder
+    from analysis.reading.finished import check_finished, check_metric
+    from analysis.reading.frames import load_sweep
 
     sweep = load_sweep(args.results, args.sweep)
     check_metric(sweep, args.metric)

@@ -12,12 +12,13 @@ RESOLVED_MARK = "!"
 
 
 def _counts(result) -> str:
-    from analysis.ladder.decision_verdicts import DECIDED, NOT_RUN, TIE, UNRESOLVED
+    from analysis.ladder.decision_verdicts import Reference
 
-    apart = [(result.counted(TIE), "negligible"), (result.counted(UNRESOLVED), "unresolved (within noise, no CI)"),
-             (result.counted(NOT_RUN), "not run there")]
-    return (f"At the reference: {result.counted(DECIDED)} decided (better, worse, more or less stable), scored below; "
-            + ", ".join(f"{n} {what}" for n, what in apart) + ": counted apart.")
+    apart = [(result.counted(Reference.TIE), "negligible"),
+             (result.counted(Reference.UNRESOLVED), "unresolved (within noise, no CI)"),
+             (result.counted(Reference.NOT_RUN), "not run there")]
+    return (f"At the reference: {result.counted(Reference.DECIDED)} decided (better, worse, more or less stable), "
+            "scored below; " + ", ".join(f"{n} {what}" for n, what in apart) + ": counted apart.")
 
 
 def cheapest_line(result) -> str:

@@ -2,7 +2,7 @@
 
 1. `harness sweep decisions`: every arm of ablations/decisions.py at the smallest rung and every LR of its grid;
 2. each arm's best LR there, by the LR sensitivity's rule (lowest mean ℓ over seeds, a divergence counted as ℓ₀;
-   `analysis.sensitivity`), written into one small ablation file per decision, `<results>/decisions/<name>.py`,
+   `analysis.signals.sensitivity`), written into one small ablation file per decision, `<results>/decisions/<name>.py`,
    which `harness sweep` then runs: the decision's ladder, each arm at its tuned LR at every rung (its
    smallest-rung cells are the tuning sweep's, adopted by their run keys, not trained again).
 
@@ -41,8 +41,8 @@ def _sweep(argv: list[str]) -> int:
 def tuned_lrs(results_dir, metric: str) -> dict[str, float]:
     """arm → its best LR in the tuning sweep; a warning line for each arm whose best LR is an end of the grid."""
     from ablations.decisions import LRS, SWEEP
-    from analysis.frames import load_sweep
-    from analysis.sensitivity import lr_sensitivity
+    from analysis.reading.frames import load_sweep
+    from analysis.signals.sensitivity import lr_sensitivity
 
     table, _ = lr_sensitivity(load_sweep(results_dir, SWEEP), metric)
     best = {arm: float(lr) for arm, lr in zip(table["arm"], table["best_lr"]) if not math.isnan(lr)}
@@ -86,7 +86,7 @@ def _tuned(results_dir) -> bool:
     """Whether the tuning sweep is in the store with every cell finished."""
     import db
     from ablations.decisions import SWEEP
-    from analysis.source import open_sweep
+    from analysis.reading.source import open_sweep
 
     if db.read_sweep_meta(results_dir, SWEEP) is None:
         return False

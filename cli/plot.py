@@ -80,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _figure(args: argparse.Namespace):
-    from analysis.frames import load_sweep
     from analysis.plots import FIGURES, make_context
+    from analysis.reading.frames import load_sweep
 
     context = make_context(load_sweep(args.results, args.sweep), args.metric, args.baseline, ema=args.ema, log=args.log,
                            target_flops=args.target_flops, target_params=args.target_params)

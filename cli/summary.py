@@ -11,7 +11,7 @@ import sys
 from cli.compare import FORMATS, format_rows, frame_rows
 from cli.output import print_result
 
-METRIC = "final_val_loss"  # = analysis.cells.METRIC, without importing the analysis for --help
+METRIC = "final_val_loss"  # = analysis.reading.cells.METRIC, without importing the analysis for --help
 
 
 def register(subparsers) -> None:
@@ -35,8 +35,8 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the per-arm table; a running sweep's is labelled partial on stderr."""
-    from analysis.compare import check_finished, check_metric
-    from analysis.frames import load_sweep
+    from analysis.reading.finished import check_finished, check_metric
+    from analysis.reading.frames import load_sweep
     from analysis.summary import per_arm, per_arm_verdicts
 
     sweep = load_sweep(args.results, args.sweep)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-METRIC = "final_val_loss"  # = analysis.cells.METRIC, without importing pandas for --help
-MIN_EFFECT = 0.01  # = analysis.cells.MIN_EFFECT
+METRIC = "final_val_loss"  # = analysis.reading.cells.METRIC, without importing pandas for --help
+MIN_EFFECT = 0.01  # = analysis.reading.cells.MIN_EFFECT
 
 
 def add_sweep_options(parser: argparse.ArgumentParser, min_effect: bool = True) -> None:

@@ -3,7 +3,7 @@ each round add K seeds to every (arm, lr) whose comparison with the baseline is 
 
 Deciding after every round is peeking, which a fixed-n t-test does not survive (looked at after every seed
 up to 20, it found a difference between identical arms in 27% of simulated sweeps); the decision here is the
-anytime-valid test of `analysis.sequential` (docs/analysis.md), the one `harness compare --sequential` shows.
+anytime-valid test of `analysis.comparison.sequential` (docs/analysis.md), the one `harness compare --sequential` shows.
 
 A round is an ordinary launch of the sweep (`cli.sweep.launch`) whose plan keeps, per (arm, lr), the
 first seeds of its current count (the baseline at an LR as many as the most its arms there have): the added
@@ -120,11 +120,11 @@ def grow(targets: dict[tuple, int], undecided: list[tuple], batch: int, max_seed
 def _decisions(results_dir, plan, counts: dict[tuple, int], first_seed: int) -> dict:
     """The anytime-valid decision of every (arm, lr) on this round's seeds only (a store may hold later seeds
     from an earlier invocation: deciding on them would not replay the same rounds)."""
-    from analysis.cells import Cells
-    from analysis.compare import finished_cells
-    from analysis.sequential_table import Decision, sequential_decisions
-    from analysis.source import open_sweep
-    from analysis.verdict_rules import Verdict
+    from analysis.comparison.rules import Verdict
+    from analysis.comparison.sequential_table import Decision, sequential_decisions
+    from analysis.reading.cells import Cells
+    from analysis.reading.finished import finished_cells
+    from analysis.reading.source import open_sweep
 
     cells = finished_cells(open_sweep(results_dir, plan.name), baseline=plan.baseline)
     runs = tuple(r for r in cells.runs if r[2] - first_seed < counts.get((r[0], r[1]), 0))
@@ -143,7 +143,7 @@ def run(request) -> int:
     """Validate, then run rounds of the sweep until every (arm, lr) is decided or at --max-seeds; the exit
     code is the last round's (a round that did not finish every cell stops the rounds). `request`:
     cli.sweep.SweepRequest."""
-    from analysis.verdict_rules import Verdict
+    from analysis.comparison.rules import Verdict
     from cli.sweep import launch, plan_sweep
 
     _check_flags(request)

@@ -4,7 +4,7 @@ filtering as ready Plotly JSON (`analysis.explore.fixed`).
 
 The LR figure and the loss curves are computed in the page from the runs, so that the arm, LR and seed
 filters and the smoothing apply to means and bands, not only to what is shown; they follow the same rules as
-`harness plot` (`analysis.bands`, `analysis.sensitivity`).
+`harness plot` (`analysis.plots.bands`, `analysis.signals.sensitivity`).
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.colors import to_hex
 
-from analysis.bands import T_FROM, describe, t_quantiles
 from analysis.explore import fixed
 from analysis.explore.fixed import Figure
 from analysis.explore.run_data import LOSSES, metric_series, run_view, runs_where
-from analysis.frames import CURVE_POINTS
 from analysis.plots import lr
+from analysis.plots.bands import T_FROM, describe, t_quantiles
 from analysis.plots.base import Context
+from analysis.reading.frames import CURVE_POINTS
 
 DEFAULT_EMA = 0.6  # light smoothing of the training curves by default; the page has a slider (0: none)
 

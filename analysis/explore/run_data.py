@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis.frames import CURVE_POINTS, Sweep
-from analysis.source import FINISHED
+from analysis.reading.frames import CURVE_POINTS, Sweep
+from analysis.reading.source import FINISHED
 from db.sql import quote_literal
 
 LOSSES = ("train_loss", "val_loss")

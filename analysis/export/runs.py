@@ -1,6 +1,6 @@
 """One sweep's runs as the trackers take them: per run its config, its summary and every recorded series.
 
-Membership comes from `analysis.source` (the `sweep_cells` view joined with `runs`), so a run adopted from
+Membership comes from `analysis.reading.source` (the `sweep_cells` view joined with `runs`), so a run adopted from
 another sweep is exported with this sweep's arm, LR and seed. Runs are read one at a time: a sweep's whole
 history need not fit in memory. Torch-free and pandas-free.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterator
 
-from analysis.source import SweepSource, open_sweep
+from analysis.reading.source import SweepSource, open_sweep
 
 # The verdict-relevant summary every tracker gets, in this order (a NULL is left out, as for config values).
 SUMMARY = ("sweep", "arm", "seed", "lr", "status", "final_val_loss", "best_val_loss", "diverged_at_step",

@@ -1,6 +1,8 @@
 """Will it hold at scale? A ladder sweep's fitted scaling curves, their extrapolation, and how often a smaller
-rung's decisions match the largest rung's.
+rung's decisions match the largest rung's; and, for a sweep with a scale axis, whether an order reverses.
 
+    across       a scale axis: each variant's best result per scale, and the resolved reversals
+    reversals    the rule: an order reverses only when resolved, in opposite directions, at two scales
     points       the store → per variant, rung and seed the loss at the rung's best LR, with compute and size
     curve        one curve L = E + A·C^-α, a Huber fit in log space (scipy's least_squares)
     fits         every variant's curve on one axis, with a seed bootstrap

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis.frames import Sweep
 from analysis.ladder.consistency import decided_pairs, decision_consistency
 from analysis.ladder.extrapolate import Target, extrapolate, resolve_target
 from analysis.ladder.fits import LadderFit, fit_ladder
 from analysis.ladder.points import LadderData, ladder_data
+from analysis.reading.frames import Sweep
 
 AXES = ("compute", "params")
 

@@ -21,11 +21,11 @@ import itertools
 
 import pandas as pd
 
-from analysis.cells import MIN_EFFECT
 from analysis.ladder.decision_runs import from_ladder
-from analysis.ladder.decision_verdicts import DECIDED, best_lrs, judge, reference_class
+from analysis.ladder.decision_verdicts import Reference, best_lrs, judge, reference_class
 from analysis.ladder.decisions import decision_accuracy
 from analysis.ladder.points import LadderData
+from analysis.reading.cells import MIN_EFFECT
 
 COLUMNS = ["rung", "compute", "compute_share", "arms", "pairs", "agree", "share", "low", "high", "resolved_same",
            "resolved_opposite"]
@@ -49,5 +49,5 @@ def decided_pairs(data: LadderData) -> int:
     runs = from_ladder(data)
     top = runs.runs[runs.runs["rung"] == runs.reference]
     lrs = best_lrs(top)
-    return sum(reference_class(judge(top, a, b, lrs, MIN_EFFECT)) == DECIDED
+    return sum(reference_class(judge(top, a, b, lrs, MIN_EFFECT)) == Reference.DECIDED
                for variants in runs.variants.values() for a, b in itertools.combinations(variants, 2))

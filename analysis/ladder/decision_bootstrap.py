@@ -25,13 +25,14 @@ import math
 import numpy as np
 from scipy import stats as scipy_stats
 
-from analysis.stats import CONFIDENCE
+from analysis.comparison.row import ComparisonRow
+from analysis.comparison.stats import CONFIDENCE
 
 REPLICATES = 2000
 BOOTSTRAP_SEED = 0  # the same store gives the same intervals
 
 
-def order_draws(rows: list[dict], replicates: int, rng: np.random.Generator) -> np.ndarray:
+def order_draws(rows: list[ComparisonRow], replicates: int, rng: np.random.Generator) -> np.ndarray:
     """[B, D] each decision's order (−1 the second variant ahead, +1 the first) in each replicate. A row whose
     order is set by discordant divergences (one side diverged on seeds where the other completed: ranked behind,
     as the row's `direction` says) keeps that order in every replicate; the rest draw their loss difference."""
@@ -49,7 +50,7 @@ def order_draws(rows: list[dict], replicates: int, rng: np.random.Generator) -> 
     return draws
 
 
-def accuracy_interval(rows: list[dict], orders: list[int], replicates: int = REPLICATES,
+def accuracy_interval(rows: list[ComparisonRow], orders: list[int], replicates: int = REPLICATES,
                       rng: np.random.Generator | None = None) -> tuple[float, float]:
     """The 95% interval of the share of decisions (their comparison rows at one rung) whose true order agrees with
     the reference's `orders` (±1)."""

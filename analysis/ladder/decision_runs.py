@@ -6,7 +6,7 @@
   name at several sizes) is read by its runs' `d_model` and `n_layers`, as `harness compare --ladder` reads it.
 - Rungs of every sweep are pooled by name and ordered by their runs' median parameters; the largest is the
   **reference**. A rung's **compute** is its completed runs' median training FLOPs (`flops_per_token` × tokens).
-- Each run keeps its outcome on the metric (`analysis.outcomes`: completed with a finite value, or diverged) and
+- Each run keeps its outcome on the metric (`analysis.reading.outcomes`: completed with a finite value, or diverged) and
   its ℓ (the metric, or ℓ₀ for a divergence: the LR sensitivity's rule), from which a variant's best LR at a
   rung is chosen (`decision_verdicts.best_lrs`).
 """
@@ -19,12 +19,12 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from analysis.compare import check_finished, check_metric
 from analysis.errors import AnalysisError
-from analysis.frames import Sweep, runs_frame
 from analysis.ladder import SEPARATOR
 from analysis.ladder.points import LadderData, baseline_variant, ladder_runs, variant_labels
-from analysis.source import membership_sql, sweep_info
+from analysis.reading.finished import check_finished, check_metric
+from analysis.reading.frames import Sweep, runs_frame
+from analysis.reading.source import membership_sql, sweep_info
 
 COLUMNS = ["sweep", "variant", "rung", "lr", "seed", "outcome", "value", "loss", "compute", "params"]
 
@@ -80,8 +80,8 @@ def sweep_runs(sweep: Sweep, metric: str, baseline: str | None = None) -> Decisi
 
 
 def _loaded(results_dir, names: list[str]) -> Iterator[Sweep]:
-    """Each named sweep in turn, as `analysis.frames.load_sweep` loads it but on one connection: the store's views
-    and the shadowing `runs` table are built once (a connection per sweep built them a dozen times, 80% of the
+    """Each named sweep in turn, as `analysis.reading.frames.load_sweep` loads it but on one connection: the store's
+    views and the shadowing `runs` table are built once (a connection per sweep built them a dozen times, 80% of the
     time of a 12-sweep benchmark), and `sweep_runs` is replaced for the next sweep once this one has been read."""
     import db
 

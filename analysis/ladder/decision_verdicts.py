@@ -3,7 +3,7 @@
 A **decision** is a pair of variants of one sweep (every pair of its variants, the sweep's baseline first). At a
 rung each variant is taken at its best LR there (the argmin of its mean ℓ over seeds, a divergence counted as ℓ₀:
 the LR sensitivity's rule), the LR erased so that the two pair seed by seed, and the pair is put to
-`analysis.comparison.comparison_table` as a `Cells` with the first variant as the baseline: the row of the second
+`analysis.comparison.table.comparison_table` as a `Cells` with the first variant as the baseline: the row of the second
 is what `harness compare` would say of a sweep of these two arms alone at that rung. No adjustment is made across
 decisions: each is its own question, as in DataDecide.
 
@@ -18,20 +18,29 @@ From the row, two things are read:
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from analysis.cells import Cells
-from analysis.comparison import comparison_table
-from analysis.verdict_rules import Verdict
+from analysis.comparison.row import ComparisonRow
+from analysis.comparison.rules import Verdict
+from analysis.comparison.table import comparison_table
+from analysis.reading.cells import Cells
 
 # The verdicts that order a decision (a StrEnum: plain label strings look up alike); −1: the second variant ahead.
 ORDER: dict[str, int] = {Verdict.BETTER: -1, Verdict.MORE_STABLE: -1, Verdict.WORSE: 1, Verdict.LESS_STABLE: 1}
 NEGLIGIBLE = Verdict.NEGLIGIBLE
-# What the reference rung said of a decision: one with an order is scored; the rest are counted apart.
-DECIDED, TIE, UNRESOLVED, NOT_RUN = "decided", "negligible", "unresolved", "not at the reference"
+
+
+class Reference(StrEnum):
+    """What the reference rung said of a decision: one with an order is scored; the rest are counted apart."""
+
+    DECIDED = "decided"  # a verdict with an order (better, worse, more or less stable)
+    TIE = "negligible"
+    UNRESOLVED = "unresolved"  # within noise, or no CI
+    NOT_RUN = "not at the reference"  # a variant has no outcome there
 
 
 class Decision(NamedTuple):
@@ -43,20 +52,20 @@ class Decision(NamedTuple):
     second: str
 
 
-def pick(row: dict) -> int:
+def pick(row: ComparisonRow) -> int:
     """The order a comparison row points to, resolved or not: −1 the arm (second variant) ahead, +1 the baseline,
     0 no evidence. It is the row's `direction` (the one outcome model: the side with more discordant divergences is
     behind, else the sign of the loss difference)."""
     return int(row["direction"] or 0)
 
 
-def reference_class(row: dict | None) -> str:
-    """How the reference rung's row counts: `DECIDED` (a verdict with an order), `TIE` (negligible), `UNRESOLVED`
-    (within noise, no CI) or `NOT_RUN` (no row: a variant has no outcome there)."""
+def reference_class(row: ComparisonRow | None) -> Reference:
+    """How the reference rung's row counts (`NOT_RUN`: no row)."""
     if row is None:
-        return NOT_RUN
-    verdict = str(row["verdict"])
-    return DECIDED if verdict in ORDER else TIE if verdict == NEGLIGIBLE else UNRESOLVED
+        return Reference.NOT_RUN
+    verdict = row["verdict"]
+    return (Reference.DECIDED if verdict in ORDER else Reference.TIE if verdict == NEGLIGIBLE
+            else Reference.UNRESOLVED)
 
 
 def best_lrs(runs: pd.DataFrame) -> dict[tuple, float]:
@@ -76,7 +85,7 @@ def pair_cells(runs: pd.DataFrame, first: str, second: str, lrs: dict) -> Cells:
                               for variant, seed, outcome, value in rows))
 
 
-def judge(runs: pd.DataFrame, first: str, second: str, lrs: dict, min_effect: float) -> dict | None:
+def judge(runs: pd.DataFrame, first: str, second: str, lrs: dict, min_effect: float) -> ComparisonRow | None:
     """The comparison row of `second` against `first` in `runs` (one sweep, one rung); None when either has no
     outcome there."""
     cells = pair_cells(runs, first, second, lrs)

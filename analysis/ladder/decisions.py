@@ -29,10 +29,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.cells import MIN_EFFECT
+from analysis.comparison.row import ComparisonRow
 from analysis.ladder.decision_bootstrap import BOOTSTRAP_SEED, REPLICATES, accuracy_interval
 from analysis.ladder.decision_runs import DecisionRuns
-from analysis.ladder.decision_verdicts import DECIDED, ORDER, Decision, best_lrs, judge, pick, reference_class
+from analysis.ladder.decision_verdicts import ORDER, Decision, Reference, best_lrs, judge, pick, reference_class
+from analysis.reading.cells import MIN_EFFECT
+
+Judged = dict[tuple, ComparisonRow]  # (decision, rung) → the second variant's row against the first
 
 TARGET = 0.9
 RUNG_COLUMNS = ["rung", "compute", "compute_share", "decisions", "agree", "accuracy", "low", "high", "resolved_same",
@@ -63,7 +66,7 @@ class DecisionAccuracy:
         return int((self.decisions["reference"] == status).sum())
 
 
-def _judged(data: DecisionRuns, decisions: list[Decision], min_effect: float) -> dict[tuple, dict]:
+def _judged(data: DecisionRuns, decisions: list[Decision], min_effect: float) -> Judged:
     """(decision, rung) → the comparison row of its second variant against its first, where both ran."""
     lrs, found = best_lrs(data.runs), {}
     for (sweep, rung), runs in data.runs.groupby(["sweep", "rung"]):
@@ -74,7 +77,7 @@ def _judged(data: DecisionRuns, decisions: list[Decision], min_effect: float) ->
     return found
 
 
-def _pick_rows(data: DecisionRuns, decisions: list[Decision], judged: dict, order: dict) -> pd.DataFrame:
+def _pick_rows(data: DecisionRuns, decisions: list[Decision], judged: Judged, order: dict) -> pd.DataFrame:
     """`PICK_COLUMNS`: every judged decision at every rung; `agrees` only for those the reference orders."""
     rows = []
     for d in decisions:
@@ -100,25 +103,25 @@ def _settling(data: DecisionRuns, picks: pd.DataFrame, d: Decision, order: int) 
     return data.rungs[settles], flips
 
 
-def _decision_rows(data: DecisionRuns, decisions: list[Decision], judged: dict, picks: pd.DataFrame) -> pd.DataFrame:
+def _decision_rows(data: DecisionRuns, decisions: list[Decision], judged: Judged, picks: pd.DataFrame) -> pd.DataFrame:
     """`DECISION_COLUMNS`: every decision, its reference verdict and, for a scored one, its winner and flips."""
     rows = []
     for d in decisions:
         row = judged.get((d, data.reference))
         status = reference_class(row)
-        order = ORDER.get(str(row["verdict"])) if row is not None else None
+        order = ORDER.get(row["verdict"]) if row is not None else None  # set exactly when the status is DECIDED
         mine = picks[(picks["sweep"] == d.sweep) & (picks["first"] == d.first) & (picks["second"] == d.second)]
-        settles, flips = _settling(data, mine, d, order) if status == DECIDED and order is not None else (None, [])
+        settles, flips = _settling(data, mine, d, order) if order is not None else (None, [])
         winner = None if order is None else data.label(d.sweep, d.second if order < 0 else d.first)
         rows.append({"sweep": d.sweep, "first": d.first, "second": d.second,
                      "decision": f"{data.label(d.sweep, d.second)} vs {data.label(d.sweep, d.first)}",
-                     "reference": status, "verdict": None if row is None else str(row["verdict"]), "winner": winner,
-                     "settles_at": settles, "flips_at": flips})
+                     "reference": str(status), "verdict": None if row is None else str(row["verdict"]),
+                     "winner": winner, "settles_at": settles, "flips_at": flips})
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 
 
-def _rung_row(data: DecisionRuns, rung: str, scored: dict[Decision, int], judged: dict, target: float, replicates: int,
-              rng: np.random.Generator) -> dict:
+def _rung_row(data: DecisionRuns, rung: str, scored: dict[Decision, int], judged: Judged, target: float,
+              replicates: int, rng: np.random.Generator) -> dict:
     """One rung's accuracy among the `scored` decisions (decision → the reference's order) that ran there."""
     present = [d for d in scored if (d, rung) in judged]
     rows, truth = [judged[(d, rung)] for d in present], [scored[d] for d in present]
@@ -141,7 +144,7 @@ def decision_accuracy(data: DecisionRuns, target: float = TARGET, min_effect: fl
                  for a, b in itertools.combinations(variants, 2)]
     judged = _judged(data, decisions, min_effect)
     order = {d: ORDER[str(judged[(d, data.reference)]["verdict"])] for d in decisions
-             if reference_class(judged.get((d, data.reference))) == DECIDED}
+             if reference_class(judged.get((d, data.reference))) == Reference.DECIDED}
     picks = _pick_rows(data, decisions, judged, order)
     rng = np.random.default_rng(seed)
     rungs = [_rung_row(data, rung, order, judged, target, replicates, rng) for rung in data.rungs[:-1]]

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as scipy_stats
 
+from analysis.comparison.stats import CONFIDENCE
 from analysis.ladder.curve import Curve, TooFewRungs, fit_curve, predict, solve
 from analysis.ladder.points import LadderData
-from analysis.stats import CONFIDENCE
 
 REPLICATES = 400
 BOOTSTRAP_SEED = 0  # the same replicates every time the same store is analysed

@@ -8,9 +8,9 @@ the largest rung; the report adds the fitted gap at the target, or says why ther
 
 from __future__ import annotations
 
-from analysis.cells import Cells
-from analysis.frames import Sweep
 from analysis.ladder import SEPARATOR
+from analysis.reading.cells import Cells
+from analysis.reading.frames import Sweep
 
 
 def variant(arm: str) -> str:

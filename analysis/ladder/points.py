@@ -20,11 +20,11 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisError, suggestion
-from analysis.frames import Sweep
 from analysis.ladder import RUNG_FIELDS, SEPARATOR
-from analysis.outcomes import COMPLETED
-from analysis.scale import shown
-from analysis.sensitivity import run_losses
+from analysis.ladder.across import shown
+from analysis.reading.frames import Sweep
+from analysis.reading.outcomes import COMPLETED
+from analysis.signals.sensitivity import run_losses
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def variant_labels(sweep: Sweep) -> dict[str, str]:
 def baseline_variant(sweep: Sweep, variants, baseline: str | None) -> str:
     """The variant to compare against: `baseline` as a variant, its label, or an arm (a ladder's `<arm>@<rung>`);
     None: the sweep's baseline arm's. AnalysisError naming the closest variant when none matches."""
-    from analysis.compare import resolve_baseline
+    from analysis.reading.finished import resolve_baseline
 
     by_label = {label: variant for variant, label in variant_labels(sweep).items()}
     if baseline is not None and (baseline in variants or baseline in by_label):

@@ -1,5 +1,7 @@
 """The report's figures: name → function(Context) -> Plot. `harness plot NAME SWEEP` draws one of them (`ladder` and
-`decisions` only for a ladder sweep, whose report shows them in its own section)."""
+`decisions` only for a ladder sweep, whose report shows them in its own section). `bands` and `facets` are
+the rules every figure shares, PNG and interactive: the band around a mean over seeds, and the switch that splits
+a sweep's figures into panels."""
 
 from __future__ import annotations
 

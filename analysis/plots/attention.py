@@ -6,7 +6,7 @@ shows at high LR, so each arm is drawn at the largest LR it ran.
 
 from __future__ import annotations
 
-from analysis.bands import describe
+from analysis.plots.bands import describe
 from analysis.plots.base import Context, Plot, at_lr, draw_bands, legend, no_data, panels, seed_band
 
 MAX_PANELS = 8

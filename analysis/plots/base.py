@@ -22,8 +22,8 @@ from matplotlib.backends.backend_agg import RendererAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.font_manager import FontProperties  # noqa: E402
 
-from analysis.bands import seed_band  # noqa: E402,F401  (the figures' band rule, imported with the rest from here)
-from analysis.frames import Sweep  # noqa: E402
+from analysis.plots.bands import seed_band  # noqa: E402,F401  (the figures' band rule, imported with the rest from here)
+from analysis.reading.frames import Sweep  # noqa: E402
 
 STYLE = "whitegrid"
 PANEL = (4.2, 3.4)  # inches per panel, its labels included
@@ -91,8 +91,8 @@ class Plot:
 def make_context(sweep: Sweep, metric: str, baseline: str | None = None, **options) -> Context:
     """The context for `sweep`'s figures, each arm drawn at its best LR; AnalysisError for an unknown metric or
     baseline, or a sweep with no finished run. `options`: ema, log, target_flops, target_params."""
-    from analysis.compare import check_finished, check_metric, resolve_baseline
-    from analysis.sensitivity import lr_sensitivity
+    from analysis.reading.finished import check_finished, check_metric, resolve_baseline
+    from analysis.signals.sensitivity import lr_sensitivity
 
     check_metric(sweep, metric)
     check_finished(sweep)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.bands import describe
-from analysis.frames import curves as curve_frame
+from analysis.plots.bands import describe
 from analysis.plots.base import Context, Plot, at_lr, draw_bands, legend, no_data, panels, seed_band
+from analysis.reading.frames import curves as curve_frame
 
 SERIES = (("train_loss", "training loss"), ("val_loss", "validation loss"))
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from analysis.bands import describe
-from analysis.frames import curves as curve_frame
+from analysis.plots.bands import describe
 from analysis.plots.base import Context, Plot, at_lr, draw_bands, legend, no_data, panels, seed_band
+from analysis.reading.frames import curves as curve_frame
 
 SERIES = (("output_logit_max_abs", "max |output logit|", "log"), ("output_log_z_mean", "mean log Z", "linear"))
 CAPTION = ("Output-logit signals on the fixed probe batch, mean over finished seeds at each arm's largest LR; growing "

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from analysis.bands import describe, seed_band
-from analysis.facets import arm_values, facet_switch
+from analysis.plots.bands import describe, seed_band
 from analysis.plots.base import Context, Plot, legend, no_data, panels, shown
-from analysis.sensitivity import run_losses
+from analysis.plots.facets import arm_values, facet_switch
+from analysis.signals.sensitivity import run_losses
 
 
 def points(ctx: Context):
     """Per (arm, lr): mean ℓ over seeds with its band (mean, n, low, high) and diverged runs; the runs frame
-    (`analysis.sensitivity.run_losses`); the SQL."""
+    (`analysis.signals.sensitivity.run_losses`); the SQL."""
     runs, sql = run_losses(ctx.sweep, ctx.metric)
     band = seed_band(runs, ["arm", "lr"], "loss")
     diverged = runs.groupby(["arm", "lr"], dropna=False)["diverged"].sum().rename("diverged").reset_index()

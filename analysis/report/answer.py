@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from html import escape
 
-from analysis.headline import ANYTIME, Headline, winner
+from analysis.comparison.headline import ANYTIME, Headline, winner
+from analysis.comparison.row import ComparisonRow
+from analysis.comparison.rules import Verdict, barred, sentence
+from analysis.comparison.stats import ALPHA
 from analysis.report.html import missing, table
 from analysis.report.ladder import gap_sentence
-from analysis.signals import ArmSignal
-from analysis.stats import ALPHA
-from analysis.verdict_rules import Verdict, barred, sentence
+from analysis.signals.primary import ArmSignal
 
 
 def _g(value, digits: int = 3) -> str:
@@ -28,7 +29,7 @@ def _seeds(count: int | None) -> str:
     return "more than 10,000" if count is not None and count >= 10_000 else f"{count:,}"
 
 
-def _difference(row: dict) -> str:
+def _difference(row: ComparisonRow) -> str:
     interval = "95% confidence sequence" if row.get("test") == ANYTIME else "95% CI"
     return (f"{_g(row['delta'], 3)} nats ({interval} [{_g(row['delta_ci_low'])}, {_g(row['delta_ci_high'])}]) over "
             f"{row['n']} matched seed{'s' if row['n'] != 1 else ''}")
@@ -71,8 +72,8 @@ def _verdict(line: Headline, baseline: str, min_effect: float) -> str:
 def _sentence(line: Headline, analysis) -> str:
     shown, baseline = analysis.sweep.shown, analysis.sweep.shown(analysis.headline_baseline)
     survivors = " Conditional on survival: some matched seeds diverged." if line.row.get("survivors_only") else ""
-    if line.row.get("bimodal"):
-        survivors += (f' <span class="warn">Per-seed losses split into two groups ({escape(line.row["bimodal"])}): a '
+    if bimodal := line.row.get("bimodal"):
+        survivors += (f' <span class="warn">Per-seed losses split into two groups ({escape(bimodal)}): a '
                       "run escapes a plateau or not, and the mean describes neither.</span>")
     return (f'<li data-arm="{escape(line.arm)}" '
             f'data-verdict="{escape(line.row["verdict"])}"><b>{escape(shown(line.arm))}</b> '

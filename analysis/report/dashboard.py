@@ -42,8 +42,8 @@ class Pages:
 
     def index(self, view: View) -> str:
         """The index page: every sweep with its labels, and the headline verdict of each one the view shows."""
+        from analysis.reading.source import sweep_info
         from analysis.report.index_verdict import sweep_verdict
-        from analysis.source import sweep_info
         from db.labels import Labels, every_label
 
         con = connect(self.results_dir)

@@ -9,9 +9,9 @@ from html import escape
 from typing import Sequence
 from urllib.parse import quote, urlencode
 
+from analysis.reading.source import RUNNING_STATE, SweepInfo
 from analysis.report.index_verdict import IndexVerdict
 from analysis.report.page import REFRESH_SECONDS, static
-from analysis.source import RUNNING_STATE, SweepInfo
 from db.labels import Labels
 
 INDEX = "/"

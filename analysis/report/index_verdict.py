@@ -1,14 +1,14 @@
 """A sweep's headline verdict in one line, for the dashboard's index: what the report leads with (the winning arm,
-or that no arm is resolved better), computed as the report computes it (`analysis.headline`, each arm at its best
-LR against the baseline at its best LR; a ladder's arms at its largest rung) on the report's default metric."""
+or that no arm is resolved better), computed as the report computes it (`analysis.comparison.headline`, each arm at its
+best LR against the baseline at its best LR; a ladder's arms at its largest rung) on the report's default metric."""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
 
-from analysis.cells import METRIC, MIN_EFFECT
 from analysis.errors import AnalysisError
+from analysis.reading.cells import METRIC, MIN_EFFECT
 from db.errors import DbError
 from errors import ConfigError
 
@@ -32,10 +32,10 @@ def _g(value) -> str:
 
 def sweep_verdict(results_dir, sweep: str, metric: str = METRIC, min_effect: float = MIN_EFFECT) -> IndexVerdict:
     """The sweep's headline verdict (never raises for a sweep it cannot judge: says why instead)."""
-    from analysis.compare import finished_cells
-    from analysis.frames import load_sweep
-    from analysis.headline import winner
-    from analysis.sensitivity import lr_sensitivity
+    from analysis.comparison.headline import winner
+    from analysis.reading.finished import finished_cells
+    from analysis.reading.frames import load_sweep
+    from analysis.signals.sensitivity import lr_sensitivity
     from analysis.summary import judged_headlines
 
     try:

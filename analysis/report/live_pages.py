@@ -50,8 +50,8 @@ class Drawn:
 def draw(results_dir: str, sweep: str, out: Path, *, runner: bool, tag: str = "") -> Drawn:
     """Render the sweep's report and replace `out` with it (temp files named with `tag`); `runner`: whether the
     runner is alive. A failure is logged and returned, never raised: the report is a view."""
+    from analysis.reading.source import INTERRUPTED_STATE
     from analysis.report.write import render_report, write_page
-    from analysis.source import INTERRUPTED_STATE
 
     started = time.monotonic()
     try:

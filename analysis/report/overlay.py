@@ -12,8 +12,8 @@ from __future__ import annotations
 from html import escape
 from urllib.parse import quote
 
-from analysis.cells import METRIC
 from analysis.errors import AnalysisError
+from analysis.reading.cells import METRIC
 from analysis.report.figures import FILTER_BAR, figure_box
 from analysis.report.index import crumbs, shell
 
@@ -45,9 +45,9 @@ def overlay_page(results_dir, sweeps: list[str], metric: str = METRIC) -> str:
     from analysis.explore.json_data import script_json
     from analysis.explore.payload import computed_figures, figure_data
     from analysis.explore.plotly_js import plotly_js
-    from analysis.frames import load_sweep
     from analysis.plots import make_context
     from analysis.plots.base import arm_colors
+    from analysis.reading.frames import load_sweep
     from analysis.report.page import static
 
     sweeps = list(dict.fromkeys(sweeps))

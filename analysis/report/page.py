@@ -16,13 +16,13 @@ from typing import Sequence
 
 import pandas as pd
 
-from analysis.comparison import OBSERVED
+from analysis.comparison.rules import OTHERWISE, OTHERWISE_CONDITION, RULES
+from analysis.comparison.stats import ALPHA
+from analysis.comparison.table import OBSERVED
+from analysis.reading.source import FINISHED, INTERRUPTED_STATE, RUNNING_STATE, SweepInfo
 from analysis.report.answer import answer
 from analysis.report.html import missing, run_link, sql_block, table
 from analysis.report.ladder import section as ladder_section
-from analysis.source import FINISHED, INTERRUPTED_STATE, RUNNING_STATE, SweepInfo
-from analysis.stats import ALPHA
-from analysis.verdict_rules import OTHERWISE, OTHERWISE_CONDITION, RULES
 from db.provenance import finished_code_summary
 
 REFRESH_SECONDS = 10
@@ -72,7 +72,7 @@ def _intro(info: SweepInfo) -> str:
 
 
 def rules_html() -> str:
-    """The verdict rule table (`analysis.verdict_rules.RULES`, the one the CLI and docs render)."""
+    """The verdict rule table (`analysis.comparison.rules.RULES`, the one the CLI and docs render)."""
     rows: list[tuple[int, str, str]] = [(i, rule.verdict, rule.condition) for i, rule in enumerate(RULES, 1)]
     rows.append((len(RULES) + 1, f"{OTHERWISE['fixed']} / {OTHERWISE['sequential']}", OTHERWISE_CONDITION))
     body = "".join(f"<tr><td>{i}</td><td><i>{escape(str(verdict))}</i></td><td>{escape(when)}</td></tr>"

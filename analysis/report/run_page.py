@@ -38,10 +38,10 @@ def run_page(results_dir, con, run_id: str, sweep: str | None = None) -> str:
     in no sweep."""
     from matplotlib.colors import to_hex
 
-    from analysis.compare import resolve_baseline
     from analysis.explore.run_data import run_view
-    from analysis.frames import load_sweep
     from analysis.plots.base import arm_colors
+    from analysis.reading.finished import resolve_baseline
+    from analysis.reading.frames import load_sweep
 
     sweeps = _sweeps_of(con, run_id)
     sweep = sweep if sweep in sweeps else sweeps[0]

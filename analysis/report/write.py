@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from analysis.cells import METRIC, MIN_EFFECT
+from analysis.reading.cells import METRIC, MIN_EFFECT
 
 if TYPE_CHECKING:
-    from analysis.source import SweepInfo
+    from analysis.reading.source import SweepInfo
     from analysis.summary import Analysis
 
 REPORT_FILE = "report.html"
@@ -66,10 +66,10 @@ def render_report(
 ) -> Rendered:
     """`sweep`'s analysed report (see `write_report`); `runner`: whether its runner is known to be alive
     (the live report process: True while its input is open), which decides running from interrupted."""
-    from analysis.compare import check_finished
     from analysis.explore.payload import explore
-    from analysis.frames import load_sweep
     from analysis.plots import make_context
+    from analysis.reading.finished import check_finished
+    from analysis.reading.frames import load_sweep
     from analysis.report.figures import scripts, section
     from analysis.summary import analyse
 

@@ -14,8 +14,8 @@ alone. A confirmation reruns the chosen configuration on fresh seeds, which both
 fresh noise: nothing about it was selected.
 
 The rates are computed twice: with scipy's paired t-test on per-seed outcomes picked here with numpy (the
-oracle), and through the functions `harness compare` runs on the rows it reads (`analysis.cells.judged_runs`,
-`analysis.comparison.comparison_table`).
+oracle), and through the functions `harness compare` runs on the rows it reads (`analysis.reading.cells.judged_runs`,
+`analysis.comparison.table.comparison_table`).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ import argparse
 import numpy as np
 from scipy import stats as scipy_stats
 
-from analysis.cells import Cells, judged_runs
-from analysis.comparison import comparison_table
-from analysis.pairs import DIVERGED
+from analysis.comparison.pairs import DIVERGED
+from analysis.comparison.table import comparison_table
+from analysis.reading.cells import Cells, judged_runs
 
 SEEDS, TRIALS, LOST, CONFIRM = 5, 8, 4, 2
 NOISE = 0.02  # run-to-run noise of a final loss (nats)

@@ -1,4 +1,4 @@
-"""The independent oracle of the anytime-valid tests (tests/analysis/test_sequential.py and the CLI tests):
+"""The independent oracle of the anytime-valid tests (tests/analysis/comparison/test_sequential.py and the CLI tests):
 the e-value as the t-statistic's likelihood ratio mixed over the effect, from scipy's noncentral t by
 quadrature, and the decisions it implies, read off at the three points that decide (0 and ±min_effect)."""
 

@@ -3,10 +3,10 @@
     python tests/analysis/simulations.py [--sweeps 10000]
 
 prints every rate docs/analysis.md quotes. Each scenario draws many sweeps at once as numpy arrays (seeds on
-the last axis; `analysis.pairs.DIVERGED` marks a divergence) and runs them through the same functions that
-`harness compare` runs (`analysis.pairs`, `analysis.verdicts`, `analysis.reversals`), vectorized over the
-sweeps. The truth each rate is judged against is the scenario's own construction; the competing rules printed
-beside ours (the old rule, McNemar) are written here with scipy alone.
+the last axis; `analysis.comparison.pairs.DIVERGED` marks a divergence) and runs them through the same functions that
+`harness compare` runs (`analysis.comparison.pairs`, `analysis.comparison.verdicts`, `analysis.ladder.reversals`),
+vectorized over the sweeps. The truth each rate is judged against is the scenario's own construction; the competing
+rules printed beside ours (the old rule, McNemar) are written here with scipy alone.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import warnings
 import numpy as np
 from scipy import stats as scipy_stats
 
-from analysis.pairs import DIVERGED, compare_pairs
-from analysis.reversals import scale_reversals
-from analysis.sequential_table import sequential_table
-from analysis.verdicts import holm_family, verdicts
+from analysis.comparison.pairs import DIVERGED, compare_pairs
+from analysis.comparison.sequential_table import sequential_table
+from analysis.comparison.verdicts import holm_family, verdicts
+from analysis.ladder.reversals import scale_reversals
 
 MIN_EFFECT = 0.01
 SEED_SPREAD = 0.05  # per-seed offset shared by both arms (what pairing removes)

@@ -13,5 +13,6 @@ def test_analysis_never_imports_torch():
 
 
 def test_the_compare_path_imports_no_pandas_and_no_plotting():
-    code = "import analysis, analysis.cells, analysis.compare, analysis.comparison, analysis.source"
+    code = ("import analysis, analysis.reading.cells, analysis.reading.finished, analysis.comparison.table, "
+            "analysis.reading.source")
     assert _loaded_after(code, ("pandas", "matplotlib", "seaborn")) == []

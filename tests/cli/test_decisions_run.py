@@ -9,8 +9,8 @@ import pytest
 
 import db
 from ablations import decisions as bench
-from analysis.frames import load_sweep
-from analysis.sensitivity import lr_sensitivity
+from analysis.reading.frames import load_sweep
+from analysis.signals.sensitivity import lr_sensitivity
 from cli.main import main
 
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 import db
-from analysis.frames import initial_losses, load_sweep
-from analysis.stability import stability
+from analysis.reading.frames import initial_losses, load_sweep
+from analysis.signals.stability import stability
 from experiments import expand
 from experiments.declare.load import load_ablation
 

@@ -1,7 +1,7 @@
 // The report's interactive figures (plotly.js and run.js, inlined above). The data is the page's JSON element
 // #harness-data (analysis/explore/payload.py): every run with its outcome and signals, the arms, and the fixed
 // figures' Plotly JSON. The LR figure and the loss curves are computed here, so that the arm, LR and seed filters
-// and the smoothing change the means and bands, not only what is shown. Bands follow analysis/bands.py: the 95%
+// and the smoothing change the means and bands, not only what is shown. Bands follow analysis/plots/bands.py: the 95%
 // t-interval from t_from seeds, the range of two, none for one. The same script draws the dashboard's overlay of
 // several sweeps (analysis/report/overlay.py): there each arm is one sweep's, drawn in its sweep's dash.
 (function () {

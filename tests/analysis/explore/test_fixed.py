@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from analysis.explore.fixed import FIGURES
-from analysis.frames import load_sweep
 from analysis.plots import make_context
+from analysis.reading.frames import load_sweep
 
 
 @pytest.fixture(scope="module")

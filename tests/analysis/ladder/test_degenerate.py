@@ -11,8 +11,8 @@ import pytest
 
 import ladder_simulation as simulation
 import ladder_synthetic as synthetic
-from analysis.frames import load_sweep
 from analysis.ladder.analyse import analyse_ladder
+from analysis.reading.frames import load_sweep
 from analysis.summary import analyse
 
 POWER_LAW = {"base": (0.0, 60.0, 0.14), "steeper": (0.0, 160.0, 0.16)}  # E = 0: nothing bends towards a floor

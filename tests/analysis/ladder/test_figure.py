@@ -5,9 +5,9 @@ import numpy as np
 from matplotlib.collections import PathCollection
 
 from analysis.explore.ladder import ladder_figure
-from analysis.frames import load_sweep
 from analysis.ladder.analyse import analyse_ladder
 from analysis.plots import FIGURES, make_context
+from analysis.reading.frames import load_sweep
 
 
 def test_the_png_draws_every_run_a_curve_and_band_per_arm_and_the_target(ladder_store):

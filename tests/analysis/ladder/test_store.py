@@ -11,9 +11,9 @@ import pytest
 import ladder_simulation as simulation
 import ladder_synthetic as synthetic
 from analysis.errors import AnalysisError
-from analysis.frames import load_sweep
 from analysis.ladder.analyse import analyse_ladder
 from analysis.ladder.points import is_ladder, ladder_data
+from analysis.reading.frames import load_sweep
 
 RUNGS = synthetic.chinchilla_rungs(4)  # the fixture's
 

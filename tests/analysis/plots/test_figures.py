@@ -5,8 +5,8 @@ import pytest
 from matplotlib import image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from analysis.frames import load_sweep
 from analysis.plots import FIGURES, make_context
+from analysis.reading.frames import load_sweep
 
 
 @pytest.fixture(scope="module")
