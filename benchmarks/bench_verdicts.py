@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis.comparison.rules import Verdict
+
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests" / "analysis"))
 import simulations  # noqa: E402
 from simulated_store import compare_sweep, write_table  # noqa: E402
@@ -47,8 +49,8 @@ def scenarios(sweeps: int) -> dict:
 
 def _count(verdicts: np.ndarray, counted: str) -> np.ndarray:
     if counted == "some row better or worse":
-        return np.asarray(np.isin(verdicts, ["better", "worse"]).any(axis=-1))  # an array: verdicts are 3-D
-    return verdicts[..., 0] == "better"
+        return np.asarray(np.isin(verdicts, [Verdict.BETTER, Verdict.WORSE]).any(axis=-1))  # verdicts are 3-D
+    return verdicts[..., 0] == Verdict.BETTER
 
 
 def run_chunk(job: tuple) -> tuple[list, list]:

@@ -39,6 +39,7 @@ def expected(planted, arm):
     return oracle_decision([planted[(arm, None, s)] - planted[("base", None, s)] for s in seeds], 0.01, TESTS)
 
 
+@pytest.mark.slow
 def test_sequential_adds_the_anytime_valid_columns_and_their_first_decision(store, capsys):
     results, planted = store
     assert main(["compare", "seq", "--results", str(results), "--baseline", "base", "--sequential", "--format",

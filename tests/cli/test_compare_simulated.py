@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))
 import simulations  # noqa: E402
@@ -14,6 +15,7 @@ from simulated_store import compare_sweep, write_table  # noqa: E402
 SWEEPS = 6
 
 
+@pytest.mark.slow
 def test_compare_gives_the_simulations_verdicts_on_tables_with_divergences(tmp_path):
     rng = np.random.default_rng(0)
     arm, baseline = simulations.worst_seed_divergences(rng, SWEEPS, seeds=10, rate=0.3)
@@ -32,6 +34,7 @@ def test_compare_gives_the_simulations_verdicts_on_tables_with_divergences(tmp_p
                                                                          tables[1][k:k + 1, row:row + 1])[0, 0]
 
 
+@pytest.mark.slow
 def test_compare_holm_corrects_a_nine_row_table_as_the_simulations_do(tmp_path):
     arm, baseline = simulations.null_table(np.random.default_rng(1), 2, seeds=12, shift=-0.03)
     for k in range(2):

@@ -20,6 +20,8 @@ import db
 sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))  # the synthetic-store writer of the analysis tests
 import synthetic  # noqa: E402
 
+pytestmark = pytest.mark.slow  # waits on processes or builds a shared store first
+
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):

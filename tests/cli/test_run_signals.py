@@ -41,6 +41,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_signal_checkpoints_exits_nonzero_and_resume_finishes(tmp_path, train_data_cfg, sig, capsys):
     process, args = _start(tmp_path, train_data_cfg)

@@ -5,10 +5,13 @@ import threading
 import time
 import warnings
 
+import pytest
+
 import db
 from db.plans import sweep_files
 
 
+@pytest.mark.slow
 def test_a_plan_replaced_while_it_is_read_is_never_taken_for_damage(results, write_run):
     write_run(results, "r0", sweep="s", arm="a")
     plans = [[{"arm": "a", "lr": 1e-3, "seed": s, "run_id": f"r{s}"} for s in range(n)] for n in (2, 3)]

@@ -51,6 +51,7 @@ def oracle_needed(diffs: np.ndarray, effect: float) -> int:
     return 10_000
 
 
+@pytest.mark.slow
 def test_each_arm_is_judged_at_its_best_lr_against_the_baseline_at_its_best_lr(planted):
     results, finals = planted
     analysis = analyse(load_sweep(results, "h"), min_effect=MIN_EFFECT)

@@ -27,6 +27,7 @@ def analysed(sweep, rungs):
     return analyse_ladder(sweep, "final_val_loss", "base@" + synthetic.chinchilla_rungs(rungs)[-1].label, axes=())
 
 
+@pytest.mark.slow
 def test_three_rungs_are_fitted_but_never_extrapolated(tmp_path):
     table = analysed(ladder(tmp_path, simulation.CURVES, 3), 3).table
     for row in table.to_dict("records"):
@@ -34,6 +35,7 @@ def test_three_rungs_are_fitted_but_never_extrapolated(tmp_path):
         assert np.isfinite(row["E"]) and np.isnan(row["predicted"]) and np.isnan(row["gap"])
 
 
+@pytest.mark.slow
 def test_a_floorless_power_law_puts_e_at_its_bound_and_is_refused(tmp_path):
     result = analysed(ladder(tmp_path, POWER_LAW, 5), 5)
     base, steeper = result.table.to_dict("records")

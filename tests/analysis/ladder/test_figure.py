@@ -2,12 +2,15 @@
 points, a fitted curve per arm out to the target with its band, the target marked, and the SQL behind it."""
 
 import numpy as np
+import pytest
 from matplotlib.collections import PathCollection
 
 from analysis.explore.ladder import ladder_figure
 from analysis.ladder.analyse import analyse_ladder
 from analysis.plots import FIGURES, make_context
 from analysis.reading.frames import load_sweep
+
+pytestmark = pytest.mark.slow  # waits on processes or builds a shared store first
 
 
 def test_the_png_draws_every_run_a_curve_and_band_per_arm_and_the_target(ladder_store):

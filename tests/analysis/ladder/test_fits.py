@@ -60,6 +60,7 @@ def test_a_planted_crossover_is_found_within_its_interval():
     assert abs(np.log10(row["crossover"] / truth)) < 0.5
 
 
+@pytest.mark.slow
 def test_intervals_cover_the_planted_truth_in_at_least_90_percent_of_seeded_replays():
     rates = simulation.coverage(replays=20, rungs=5, seeds=4, noise=0.01, replicates=100)
     quantities = {f"{q} ({arm})" for q in ("E", "A", "alpha", "predicted") for arm in simulation.CURVES}

@@ -15,6 +15,8 @@ from analysis.ladder.analyse import analyse_ladder
 from analysis.ladder.points import is_ladder, ladder_data
 from analysis.reading.frames import load_sweep
 
+pytestmark = pytest.mark.slow  # waits on processes or builds a shared store first
+
 RUNGS = synthetic.chinchilla_rungs(4)  # the fixture's
 
 

@@ -19,6 +19,8 @@ from analysis.report import write_report
 sys.path.insert(0, str(Path(__file__).parent))
 from browser import RUN_PANELS, console_errors, driver, move, point, run_panels, traces  # noqa: E402
 
+pytestmark = pytest.mark.slow  # waits on processes or builds a shared store first
+
 ARMS = {"baseline": (0.0, 0.003, 3), "rmsnorm": (-0.1, 0.003, 3), "softcap": (0.05, 0.003, 3)}
 LABELS = {"rmsnorm": "QK-norm (RMS)"}
 LRS = (1e-3, 3e-3, 1e-2)

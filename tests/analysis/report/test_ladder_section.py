@@ -11,6 +11,8 @@ import pytest
 from analysis.report import write_report
 from cli.main import main
 
+pytestmark = pytest.mark.slow  # waits on processes or builds a shared store first
+
 
 @pytest.fixture(scope="module")
 def ladder_page(ladder_store, tmp_path_factory):

@@ -17,6 +17,8 @@ import synthetic
 from analysis.report.live import Lines
 from report_children import children, gone, starve
 
+pytestmark = pytest.mark.slow  # waits on processes or builds a shared store first
+
 
 def test_lines_waiting_together_are_read_at_once_split_across_chunks_and_end_of_input_ends():
     read, write = os.pipe()

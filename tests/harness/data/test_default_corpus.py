@@ -3,11 +3,14 @@ from __future__ import annotations
 import hashlib
 import pydoc_data.topics
 
+import pytest
+
 from harness.config import DataConfig
 from harness.data import prepare
 from harness.data.default_corpus import MIN_DOCSTRING_CHARS, default_documents
 
 
+@pytest.mark.slow
 def test_default_corpus_is_substantial_real_prose():
     documents = default_documents()
     assert len(documents) > 1000

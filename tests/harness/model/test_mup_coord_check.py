@@ -86,6 +86,7 @@ def test_the_narrowest_model_is_the_standard_one():
     assert coordinates("mup", WIDTHS[0], 0) == coordinates("standard", WIDTHS[0], 0)
 
 
+@pytest.mark.slow
 def test_under_mup_every_activation_keeps_its_size_as_the_width_grows(slopes):
     flat = {name: round(slope, 3) for name, slope in slopes["mup"].items() if abs(slope) > 0.1}
     assert not flat, f"μP activations that change with width (log–log slope): {flat}"

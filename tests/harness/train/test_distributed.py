@@ -67,6 +67,7 @@ def runs(tmp_path_factory, train_data, train_data_cfg, tiny_model_cfg, tiny_trai
     return oracle, two, logs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["ddp", "fsdp"])
 def test_two_processes_match_one_with_the_same_global_batch(runs, strategy, tiny_train_cfg):
     oracle, two, logs = runs
@@ -107,6 +108,7 @@ def test_every_process_needs_an_equal_share_of_the_batch():
         Placement(0)
 
 
+@pytest.mark.slow
 def test_a_stop_one_process_decides_ends_every_process_at_that_step(runs):
     oracle, two, logs = runs
     assert "rank 0 decided: completed" in logs[0] and "rank 1 decided: completed" in logs[1]  # neither left waiting

@@ -6,6 +6,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow  # waits on processes or builds a shared store first
+
 OPTIONAL = ("scipy", "transformers", "matplotlib")
 
 
