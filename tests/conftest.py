@@ -16,11 +16,15 @@ from harness.presets import from_name
 
 def pytest_configure(config) -> None:
     # The workers of `-n 2` (pyproject.toml) share the machine's cores: torch's default, a thread per core in each,
-    # would oversubscribe them. Sweeps set their own workers' threads.
+    # would oversubscribe them.
     if "PYTEST_XDIST_WORKER" in os.environ:
         import torch
 
         torch.set_num_threads(1)
+        # ... and the processes a test starts (`harness run`, a sweep's workers: experiments.backends.devices
+        # .capped_threads): beside a busy neighbour, a second OpenMP thread spins at every barrier, which tripled a
+        # sweep test's CPU time under load.
+        os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"
 
 
 @pytest.fixture(scope="session")

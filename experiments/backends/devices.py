@@ -76,6 +76,15 @@ def worker_slots(devices: list[str], workers: int | None, per_device: int, devic
     return [slots[i % len(slots)] for i in range(workers or len(slots))]
 
 
+def capped_threads(threads: int) -> int:
+    """`threads`, at most OMP_NUM_THREADS when this process has it set: a cap its user or scheduler chose (say, two
+    test processes sharing two cores) holds for the workers too, whose own OMP_NUM_THREADS is set from `threads`.
+    Idle OpenMP threads spin while they wait, so a worker with more threads than free cores burns the cores its
+    neighbours need."""
+    cap = os.environ.get("OMP_NUM_THREADS", "")
+    return min(threads, int(cap)) if cap.isdigit() and int(cap) > 0 else threads
+
+
 def worker_env(device: str, threads: int) -> dict[str, str]:
     """Environment of a worker on `device` with `threads` CPU threads."""
     env = dict(os.environ)

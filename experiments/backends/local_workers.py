@@ -20,18 +20,19 @@ from pathlib import Path
 from typing import IO
 
 import db
-from experiments.backends.devices import worker_env
+from experiments.backends.devices import capped_threads, worker_env
 from harness.train.placement import SINGLE_DEVICE, Placement
 
 WORKER = (sys.executable, "-m", "experiments.workers.worker")
 
 
 def threads(slots: list[str], i: int, placement: Placement = SINGLE_DEVICE) -> int:
-    """torch threads of the worker in slot i: the cores shared among the CPU workers and their helper
-    processes (a multi-device cell's other ranks); 1 on a GPU."""
+    """torch threads of the worker in slot i: the cores this process may run on (its affinity) shared among the CPU
+    workers and their helper processes (a multi-device cell's other ranks), capped by `capped_threads`; 1 on a
+    GPU."""
     if slots[i] != "cpu":
         return 1
-    return max(1, (os.cpu_count() or 1) // max(1, slots.count("cpu") * placement.devices))
+    return capped_threads(max(1, len(os.sched_getaffinity(0)) // max(1, slots.count("cpu") * placement.devices)))
 
 
 class StandbyWorkers:

@@ -1,6 +1,8 @@
 """One vocabulary for workers on both backends: `--workers` counts workers in all, an array element holds
 `per_element(G)` of them, a multi-device cell's worker takes that many GPU slots, locally as on SLURM."""
 
+import os
+
 import pytest
 
 from errors import ConfigError
@@ -50,3 +52,22 @@ def test_a_multi_device_worker_takes_consecutive_gpus_as_one_slot():
     assert worker_slots(["cpu"], 2, 1, 2) == ["cpu", "cpu"]
     with pytest.raises(ConfigError, match=r"--devices-per-cell 4 needs 4 GPUs; 2 are visible here \(3,5\)\."):
         worker_slots(["3", "5"], None, 1, 4)
+
+
+@pytest.mark.parametrize("cap", [None, "1", "64", "", "x"])
+def test_cpu_workers_share_the_cores_this_process_may_use_at_most_omp_num_threads(monkeypatch, cap):
+    from experiments.backends.devices import worker_env
+    from experiments.backends.local_workers import threads
+
+    if cap is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", cap)
+    cores = len(os.sched_getaffinity(0))
+    limit = int(cap) if cap and cap.isdigit() else cores  # an unset or unreadable cap is no cap
+    for workers in (1, 2, 3):
+        expected = min(limit, max(1, cores // workers))
+        got = threads(["cpu"] * workers, 0)
+        assert got == expected
+        assert worker_env("cpu", got)["OMP_NUM_THREADS"] == str(expected)
+    assert threads(["0", "cpu"], 0) == 1  # a GPU worker

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import submitit
 
-from experiments.backends.devices import visible_gpus, worker_env, worker_slots
+from experiments.backends.devices import capped_threads, visible_gpus, worker_env, worker_slots
 from experiments.backends.layout import Layout
 from experiments.backends.slurm.logs import slurm_dir, worker_name
 
@@ -91,7 +91,7 @@ class SweepTask(submitit.helpers.Checkpointable):
 
     def _threads(self) -> int:
         """torch threads of each of the worker's processes: the task's CPUs over its devices per cell."""
-        return max(1, _task_cpus() // self.layout.devices_per_cell)
+        return capped_threads(max(1, _task_cpus() // self.layout.devices_per_cell))
 
     def _work(self, name: str) -> int:
         from experiments.workers import worker
