@@ -32,7 +32,9 @@ def threads(slots: list[str], i: int, placement: Placement = SINGLE_DEVICE) -> i
     GPU."""
     if slots[i] != "cpu":
         return 1
-    return capped_threads(max(1, len(os.sched_getaffinity(0)) // max(1, slots.count("cpu") * placement.devices)))
+    # sched_getaffinity is Linux's (taskset, cgroups); elsewhere every core counts
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return capped_threads(max(1, cores // max(1, slots.count("cpu") * placement.devices)))
 
 
 class StandbyWorkers:
