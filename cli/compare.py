@@ -19,12 +19,12 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-if TYPE_CHECKING:
-    from analysis.comparison.row import ComparisonRow
-
 from cli.compare_ladder import add_ladder_options, check_ladder_options
 from cli.output import print_result
 from cli.sweep_options import add_sweep_options
+
+if TYPE_CHECKING:
+    from analysis.comparison.row import ComparisonRow
 
 FORMATS = ("table", "csv", "json")
 

@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Final
 
 from analysis.comparison.row import ComparisonRow
 from analysis.comparison.rules import RESOLVED, Verdict
 from analysis.comparison.table import bimodal_splits, comparison_table
 from analysis.reading.cells import Cells
 
-ANYTIME = "anytime"  # a row's `test` when the anytime-valid table judged it
+# a row's `test`: which table judged it
+FIXED: Final = "fixed"
+ANYTIME: Final = "anytime"
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ def headlines(cells: Cells, best_lr: dict[str, float], min_effect: float, anytim
     judged = at_best_lr(cells, best_lr)
     rows = comparison_table(judged, min_effect)
     for row in rows:
-        row["test"] = "fixed"
+        row["test"] = FIXED
     if anytime:
         _anytime(rows, judged, min_effect)
     rows = [row for row in rows if row["verdict"] != Verdict.BASELINE]

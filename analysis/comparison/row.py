@@ -6,7 +6,7 @@ mypy checks every key and value wherever a row is read or written.
 """
 
 import math
-from typing import NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 from analysis.comparison.rules import Verdict
 
@@ -53,7 +53,7 @@ class ComparisonRow(TypedDict):
     # a searched arm's: how its seed outcomes were chosen (`analysis.reading.cells.add_selection`)
     selection: NotRequired[str | None]
     # a headline's: the table that judged it ('fixed' or 'anytime'), and how its seeds split into two groups
-    test: NotRequired[str]
+    test: NotRequired[Literal["fixed", "anytime"]]
     bimodal: NotRequired[str | None]
 
 

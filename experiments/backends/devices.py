@@ -76,6 +76,12 @@ def worker_slots(devices: list[str], workers: int | None, per_device: int, devic
     return [slots[i % len(slots)] for i in range(workers or len(slots))]
 
 
+def usable_cores() -> int:
+    """The cores this process may run on: its affinity where the OS has one (Linux: taskset, cgroups, a SLURM
+    allocation), else every core."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def capped_threads(threads: int) -> int:
     """`threads`, at most OMP_NUM_THREADS when this process has it set: a cap its user or scheduler chose (say, two
     test processes sharing two cores) holds for the workers too, whose own OMP_NUM_THREADS is set from `threads`.

@@ -12,7 +12,6 @@ started later (a respawn), or for a slot with no live standby, starts from scrat
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -20,21 +19,19 @@ from pathlib import Path
 from typing import IO
 
 import db
-from experiments.backends.devices import capped_threads, worker_env
+from experiments.backends.devices import capped_threads, usable_cores, worker_env
 from harness.train.placement import SINGLE_DEVICE, Placement
 
 WORKER = (sys.executable, "-m", "experiments.workers.worker")
 
 
 def threads(slots: list[str], i: int, placement: Placement = SINGLE_DEVICE) -> int:
-    """torch threads of the worker in slot i: the cores this process may run on (its affinity) shared among the CPU
+    """torch threads of the worker in slot i: the cores this process may run on (`usable_cores`) shared among the CPU
     workers and their helper processes (a multi-device cell's other ranks), capped by `capped_threads`; 1 on a
     GPU."""
     if slots[i] != "cpu":
         return 1
-    # sched_getaffinity is Linux's (taskset, cgroups); elsewhere every core counts
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return capped_threads(max(1, cores // max(1, slots.count("cpu") * placement.devices)))
+    return capped_threads(max(1, usable_cores() // max(1, slots.count("cpu") * placement.devices)))
 
 
 class StandbyWorkers:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import submitit
 
-from experiments.backends.devices import capped_threads, visible_gpus, worker_env, worker_slots
+from experiments.backends.devices import capped_threads, usable_cores, visible_gpus, worker_env, worker_slots
 from experiments.backends.layout import Layout
 from experiments.backends.slurm.logs import slurm_dir, worker_name
 
@@ -37,7 +37,7 @@ def _task_cpus() -> int:
     """CPUs of this task: --cpus-per-task, else an even share of what the element's tasks may run on."""
     if os.environ.get("SLURM_CPUS_PER_TASK"):
         return int(os.environ["SLURM_CPUS_PER_TASK"])
-    return max(1, len(os.sched_getaffinity(0)) // int(os.environ.get("SLURM_NTASKS", "1")))
+    return max(1, usable_cores() // int(os.environ.get("SLURM_NTASKS", "1")))
 
 
 class SweepTask(submitit.helpers.Checkpointable):

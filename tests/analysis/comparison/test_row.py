@@ -21,6 +21,8 @@ HINTS = typing.get_type_hints(ComparisonRow)
 def _allowed(hint) -> tuple[type, ...]:
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
         return tuple(t for arg in typing.get_args(hint) for t in _allowed(arg))
+    if typing.get_origin(hint) is typing.Literal:
+        return tuple({type(value) for value in typing.get_args(hint)})
     return (type(None),) if hint is None else (hint,)
 
 
