@@ -71,3 +71,15 @@ def test_cpu_workers_share_the_cores_this_process_may_use_at_most_omp_num_thread
         assert got == expected
         assert worker_env("cpu", got)["OMP_NUM_THREADS"] == str(expected)
     assert threads(["0", "cpu"], 0) == 1  # a GPU worker
+
+
+@pytest.mark.parametrize("cap, expected", [(None, 8), ("3", 3), ("16", 8)])
+def test_a_slurm_tasks_threads_are_its_cpus_at_most_omp_num_threads(monkeypatch, tmp_path, cap, expected):
+    from experiments.backends.slurm.task import SweepTask
+
+    monkeypatch.setenv("SLURM_CPUS_PER_TASK", "8")
+    if cap is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", cap)
+    assert SweepTask(tmp_path, "s", layout=Layout(), retries=0, stale_after=60.0)._threads() == expected
