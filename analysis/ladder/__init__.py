@@ -6,6 +6,7 @@ rung's decisions match the largest rung's; and, for a sweep with a scale axis, w
     points       the store → per variant, rung and seed the loss at the rung's best LR, with compute and size
     curve        one curve L = E + A·C^-α, a Huber fit in log space (scipy's least_squares)
     fits         every variant's curve on one axis, with a seed bootstrap
+    refit        the bootstrap's refits, every replicate of a variant at once (checked against scipy's)
     extrapolate  loss at a target, gap to the baseline, crossovers, each with its interval
     consistency  DataDecide's pairwise decision accuracy per rung
     analyse      all of it for one sweep: `analyse_ladder` → `LadderAnalysis`

@@ -3,7 +3,8 @@
 **The bootstrap.** A replicate redraws, at every rung, the seeds with replacement: the same draw for every
 variant, so arms that share a seed's data order and initialization stay paired (the gaps and crossovers
 between them keep that pairing), and a fresh draw at each rung, since seed i of two rungs are two different
-models. The curve is refitted to each replicate, starting from the full data's fit. Two corrections for the
+models. The curve is refitted to each replicate, starting from the full data's fit (all replicates of a variant
+at once: `analysis.ladder.refit`). Two corrections for the
 few seeds a ladder has (docs/analysis.md shows why by simulation, `tests/analysis/ladder_simulation.py`):
 
 - each run enters as its rung's mean plus its deviation inflated by √(n/(n−1)), n the rung's seeds (the
@@ -27,8 +28,9 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from analysis.comparison.stats import CONFIDENCE
-from analysis.ladder.curve import Curve, TooFewRungs, fit_curve, predict, solve
+from analysis.ladder.curve import Curve, TooFewRungs, fit_curve, predict
 from analysis.ladder.points import LadderData
+from analysis.ladder.refit import refit_replicates
 
 REPLICATES = 400
 BOOTSTRAP_SEED = 0  # the same replicates every time the same store is analysed
@@ -131,10 +133,10 @@ def fit_ladder(data: LadderData, axis: str = "compute", replicates: int = REPLIC
     for v, curve in enumerate(curves):
         if curve is None or not curve.converged:
             continue
-        for b in range(replicates):
-            px, py = points_of(x[v], samples[b, v])
-            theta, converged = solve(np.log(px / curve.ref), py, [np.asarray(curve.theta)])
-            if converged:
-                boot[b, v] = theta
+        # every replicate has a value in the same slots (its rungs' seed counts): one x, a row of y each
+        keep = ~np.isnan(samples[0, v]) & ~np.isnan(x[v])[:, None]
+        px = np.broadcast_to(x[v][:, None], keep.shape)[keep]
+        theta, converged = refit_replicates(np.log(px / curve.ref), samples[:, v][:, keep], np.asarray(curve.theta))
+        boot[converged, v] = theta[converged]
     df = np.array([max(int((n - 1)[n >= 1].sum()), 1) for n in data.n_seeds])
     return LadderFit(data, axis, curves, notes, boot, df)
