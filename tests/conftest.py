@@ -28,9 +28,10 @@ def pytest_configure(config) -> None:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    # pytest-xdist (`--dist loadfile`) hands out whole files in this order: files with slow tests first, so that the
-    # last files the two workers take are short ones and they end together (a 27 s file taken last left one worker
-    # idle for 31 s). The sort is stable: each file's tests stay together and in their order.
+    # pytest-xdist (`--dist loadfile --no-loadscope-reorder`, pyproject.toml) hands out whole files in this order:
+    # files with slow tests first, so that the last files the two workers take are short ones and they end together
+    # (with files of many tests first, two-test sweep files of 27-36 s came last and one worker idled 31-40 s). The
+    # sort is stable: each file's tests stay together and in their order.
     slow = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in slow)
 
