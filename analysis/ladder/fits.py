@@ -4,8 +4,8 @@
 variant, so arms that share a seed's data order and initialization stay paired (the gaps and crossovers
 between them keep that pairing), and a fresh draw at each rung, since seed i of two rungs are two different
 models. The curve is refitted to each replicate, starting from the full data's fit (all replicates of a variant
-at once: `analysis.ladder.refit`). Two corrections for the
-few seeds a ladder has (docs/analysis.md shows why by simulation, `tests/analysis/ladder_simulation.py`):
+at once: `analysis.ladder.refit`). Two corrections for the few seeds a ladder has (docs/analysis.md shows why by
+simulation, `tests/analysis/ladder_simulation.py`):
 
 - each run enters as its rung's mean plus its deviation inflated by √(n/(n−1)), n the rung's seeds (the
   "modified residuals" of Davison & Hinkley 1997, §6.2.3): resampling n seeds otherwise shrinks the spread of

@@ -91,7 +91,9 @@ class ProbeTelemetry(Callback):
     def _probe(self, trainer, pl_module, per_layer) -> None:
         started = time.perf_counter()
         assert self._probe_ids is not None, "on_train_start runs first"
-        with trainer.precision_plugin.forward_context():
+        # eager even when the model is compiled: a probe's few sequences with q/k captured would be a graph of their
+        # own, compiled once per run for a pass that runs every `probe_every` steps (a third of a CPU test's compile)
+        with trainer.precision_plugin.forward_context(), torch.compiler.set_stance("force_eager"):
             signals = probe_signals(pl_module.model, self._probe_ids)
         self._record(trainer, trainer.global_step, signals, per_layer)
         self._probed_step = trainer.global_step
