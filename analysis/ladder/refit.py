@@ -1,5 +1,5 @@
 """The bootstrap's refits, all replicates of one variant at once: the same Huber fit in log space as
-`analysis.ladder.curve` (the same objective, tolerances and convergence test), by a Levenberg–Marquardt
+`analysis.ladder.curve` (the same objective and scipy's convergence tests), by a Levenberg–Marquardt
 iteration vectorized over replicates.
 
 Every replicate of a variant has the same x (its rungs, with as many slots as seeds there) and its own y, and
