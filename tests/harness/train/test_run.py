@@ -176,8 +176,15 @@ def test_bf16_autocast_and_compile_paths_train_on_cpu(run_tiny, monkeypatch):
     monkeypatch.undo()
     # val_seqs a multiple of batch_size: a last validation batch of another size would be one more compile (with
     # dynamic shapes), the test's dearest step with a cold Inductor cache, as in CI
-    compiled, _ = run_tiny("compiled", compile=True, steps=3, probe_every=2, val_seqs=4)
+    from torch._dynamo.utils import counters
+
+    counters.clear()
+    compiled, results = run_tiny("compiled", compile=True, steps=3, probe_every=2, val_seqs=4)
     assert compiled.status == "completed" and math.isfinite(compiled.summary["final_train_loss"])
+    # two graphs, training and the no-grad validation: the probe ran eagerly, and still measured the model
+    assert counters["stats"]["unique_graphs"] == 2
+    assert query(results, "SELECT DISTINCT step FROM metrics WHERE run_id = 'compiled' AND name = 'attn_logit_max' "
+                 "ORDER BY step") == [(2,), (3,)]
 
 
 @pytest.mark.slow
