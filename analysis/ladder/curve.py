@@ -69,15 +69,17 @@ def predict(theta: np.ndarray, ref: float | np.ndarray, c) -> np.ndarray:
     return np.exp(theta[..., 0]) + np.exp(theta[..., 1] - theta[..., 2] * x)
 
 
-def _residuals(theta: np.ndarray, x: np.ndarray, log_y: np.ndarray) -> np.ndarray:
-    return np.logaddexp(theta[0], theta[1] - theta[2] * x) - log_y
+def residuals(theta: np.ndarray, x: np.ndarray, log_y: np.ndarray) -> np.ndarray:
+    """log L̂ − log y at x [P], for θ [3] or rows θ [B, 3] (then log_y [B, P])."""
+    return np.logaddexp(theta[..., :1], theta[..., 1:2] - theta[..., 2:] * x) - log_y
 
 
-def _jacobian(theta: np.ndarray, x: np.ndarray, log_y: np.ndarray) -> np.ndarray:
-    log_fit = np.logaddexp(theta[0], theta[1] - theta[2] * x)
-    share_e = np.exp(theta[0] - log_fit)  # ∂ log L̂ / ∂e: E's share of L̂
-    share_a = np.exp(theta[1] - theta[2] * x - log_fit)
-    return np.column_stack([share_e, share_a, -x * share_a])
+def jacobian(theta: np.ndarray, x: np.ndarray, log_y: np.ndarray | None = None) -> np.ndarray:
+    """∂ residuals / ∂θ: [P, 3] for θ [3], [B, P, 3] for rows θ [B, 3] (log_y unused: scipy passes it)."""
+    log_fit = np.logaddexp(theta[..., :1], theta[..., 1:2] - theta[..., 2:] * x)
+    share_e = np.exp(theta[..., :1] - log_fit)  # ∂ log L̂ / ∂e: E's share of L̂
+    share_a = np.exp(theta[..., 1:2] - theta[..., 2:] * x - log_fit)
+    return np.stack([share_e, share_a, -x * share_a], axis=-1)
 
 
 def starts(x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
@@ -95,7 +97,7 @@ def starts(x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
 def solve(x: np.ndarray, y: np.ndarray, initial: list[np.ndarray]) -> tuple[np.ndarray, bool]:
     """The best of `least_squares` from each initial θ: (θ, converged)."""
     log_y = np.log(y)
-    fits = [least_squares(_residuals, theta, jac=_jacobian, args=(x, log_y), loss="huber", f_scale=HUBER_DELTA)
+    fits = [least_squares(residuals, theta, jac=jacobian, args=(x, log_y), loss="huber", f_scale=HUBER_DELTA)
             for theta in initial]
     best = min(fits, key=lambda found: found.cost)  # the first of the cheapest
     return best.x, bool(best.status > 0 and ALPHA_RANGE[0] < best.x[2] < ALPHA_RANGE[1])

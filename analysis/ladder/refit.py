@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.ladder.curve import ALPHA_RANGE, HUBER_DELTA, N_PARAMETERS
+from analysis.ladder.curve import ALPHA_RANGE, HUBER_DELTA, N_PARAMETERS, jacobian, residuals
 
 TOLERANCE = 1e-8  # scipy's default ftol, xtol and gtol: a replicate that passed one has converged
 GAIN_TOLERANCE = 1e-10  # where it stops: gains of 1e-8 still add up along a flat valley, where these steps are short
@@ -33,21 +33,10 @@ MIN_DAMPING = 1e-12  # so that JᵀWJ + λ·diag(JᵀWJ) stays positive definite
 MAX_DAMPING = 1e16  # a replicate whose every step is refused this far has no step left
 
 
-def huber_cost(residuals: np.ndarray) -> np.ndarray:
-    """Σ over the last axis of scipy's Huber cost with f_scale δ: ½r² within δ, δ(|r| − δ/2) beyond."""
-    size = np.abs(residuals)
-    return np.where(size <= HUBER_DELTA, 0.5 * residuals**2, HUBER_DELTA * (size - 0.5 * HUBER_DELTA)).sum(-1)
-
-
-def _residuals(theta: np.ndarray, x: np.ndarray, log_y: np.ndarray) -> np.ndarray:
-    return np.logaddexp(theta[:, :1], theta[:, 1:2] - theta[:, 2:] * x) - log_y  # (B, P)
-
-
-def _jacobian(theta: np.ndarray, x: np.ndarray) -> np.ndarray:
-    log_fit = np.logaddexp(theta[:, :1], theta[:, 1:2] - theta[:, 2:] * x)  # (B, P)
-    share_e = np.exp(theta[:, :1] - log_fit)
-    share_a = np.exp(theta[:, 1:2] - theta[:, 2:] * x - log_fit)
-    return np.stack([share_e, share_a, -x * share_a], axis=-1)  # (B, P, 3)
+def huber_cost(r: np.ndarray) -> np.ndarray:
+    """Σ over the last axis of scipy's Huber cost of residuals r with f_scale δ: ½r² within δ, δ(|r| − δ/2) beyond."""
+    size = np.abs(r)
+    return np.where(size <= HUBER_DELTA, 0.5 * r**2, HUBER_DELTA * (size - 0.5 * HUBER_DELTA)).sum(-1)
 
 
 def refit_replicates(x: np.ndarray, y: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -56,7 +45,7 @@ def refit_replicates(x: np.ndarray, y: np.ndarray, start: np.ndarray) -> tuple[n
     log_y = np.log(y)
     replicates = len(log_y)
     theta = np.tile(np.asarray(start, dtype=float), (replicates, 1))
-    cost = huber_cost(_residuals(theta, x, log_y))
+    cost = huber_cost(residuals(theta, x, log_y))
     damping = np.full(replicates, START_DAMPING)
     met = np.zeros(replicates, dtype=bool)
     going = np.arange(replicates)
@@ -71,16 +60,16 @@ def _iterate(theta, cost, damping, met, going, x, log_y) -> np.ndarray:
     """One damped step for the replicates `going` (θ, cost, λ and `met`, scipy's tests passed once, updated in
     place); the replicates that go on."""
     now, ys, before = theta[going], log_y[going], cost[going]
-    residuals = _residuals(now, x, ys)
-    jac = _jacobian(now, x)
-    weights = np.minimum(1.0, HUBER_DELTA / np.maximum(np.abs(residuals), 1e-300))
-    gradient = np.einsum("bpk,bp->bk", jac, weights * residuals)
+    r = residuals(now, x, ys)  # (B, P)
+    jac = jacobian(now, x)  # (B, P, 3)
+    weights = np.minimum(1.0, HUBER_DELTA / np.maximum(np.abs(r), 1e-300))
+    gradient = np.einsum("bpk,bp->bk", jac, weights * r)
     curvature = np.einsum("bpk,bp,bpl->bkl", jac, weights, jac)
     diagonal = np.maximum(np.einsum("bkk->bk", curvature), 1e-12)
     system = curvature + damping[going, None, None] * np.eye(N_PARAMETERS) * diagonal[:, None, :]
     step = np.linalg.solve(system, -gradient[..., None])[..., 0]
     trial = now + step
-    trial_cost = huber_cost(_residuals(trial, x, ys))
+    trial_cost = huber_cost(residuals(trial, x, ys))
     better = np.isfinite(trial_cost) & (trial_cost < before)
     gain = np.where(better, before - trial_cost, np.inf)
     small_step = np.linalg.norm(step, axis=-1) < TOLERANCE * (TOLERANCE + np.linalg.norm(now, axis=-1))
