@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import os
 import pydoc_data.topics
+import sys
 from pathlib import Path
 
 import pytest
 
 from harness.config import DataConfig, ModelConfig, TrainConfig
 from harness.presets import from_name
+
+sys.path.insert(0, str(Path(__file__).parent))  # `system_packages`, shared by the SLURM and the browser fixtures
 
 
 def pytest_configure(config) -> None:

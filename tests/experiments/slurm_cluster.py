@@ -12,19 +12,16 @@ import tempfile
 import time
 from pathlib import Path
 
+from system_packages import install
+
 PACKAGES = ("slurmctld", "slurmd", "munge", "slurm-client")
 PARTITION = "debug"
 
 
 def _install() -> None:
-    if all(shutil.which(tool) for tool in ("slurmctld", "slurmd", "munged", "sbatch")):
-        return
-    if os.geteuid() != 0:
-        raise RuntimeError("SLURM is not installed and the tests are not root: apt-get install -y "
-                           + " ".join(PACKAGES))
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, capture_output=True)
-    subprocess.run(["apt-get", "install", "-y", "-qq", *PACKAGES], check=True, env=env, capture_output=True)
+    missing = install(PACKAGES, lambda: all(shutil.which(tool) for tool in ("slurmctld", "slurmd", "munged", "sbatch")))
+    if missing:
+        raise RuntimeError(f"SLURM cannot be had: {missing}")
 
 
 def _free_port() -> int:

@@ -37,30 +37,55 @@ def workers_of(*launchers) -> list[int]:
     return pids
 
 
-def chaos(launchers, rng) -> list[str]:
-    """Random SIGSTOP / SIGCONT / SIGKILL of workers until the launches end or CHAOS_SECONDS pass; every paused
-    worker is woken at the end. Returns what was done."""
-    done, paused = [], set()
-    deadline = time.monotonic() + CHAOS_SECONDS
-    while any(launcher.poll() is None for launcher in launchers) and time.monotonic() < deadline:
-        time.sleep(rng.uniform(0.2, 2.0))
-        pids = workers_of(*launchers)
+class Chaos:
+    """Random SIGSTOP / SIGCONT / SIGKILL of the launchers' workers, one every 0.2-2 s (seeded), for CHAOS_SECONDS:
+    `act()` is called from a polling loop (it acts only when an action is due), and every paused worker is woken
+    when the time is up or at `end()`. `done` says what was done."""
+
+    def __init__(self, launchers, rng) -> None:
+        self.launchers, self.rng, self.done, self.paused = launchers, rng, [], set()
+        now = time.monotonic()
+        self.deadline, self.due = now + CHAOS_SECONDS, now + rng.uniform(0.2, 2.0)
+
+    def act(self) -> None:
+        now = time.monotonic()
+        if now >= self.deadline:
+            self.end()
+            return
+        if now < self.due:
+            return
+        self.due = now + self.rng.uniform(0.2, 2.0)
+        pids = workers_of(*self.launchers)
         if not pids:
-            continue
-        pid, action = rng.choice(pids), rng.choice(["stop", "stop", "cont", "kill"])
+            return
+        pid, action = self.rng.choice(pids), self.rng.choice(["stop", "stop", "cont", "kill"])
         if action == "stop":
             os.kill(pid, signal.SIGSTOP)
-            paused.add(pid)
-        elif action == "cont" and paused:
-            pid = paused.pop()
+            self.paused.add(pid)
+        elif action == "cont" and self.paused:
+            pid = self.paused.pop()
             resume(pid)
         elif action == "kill":
             os.kill(pid, signal.SIGKILL)
-            paused.discard(pid)
-        done.append(f"{action} {pid}")
-    for pid in paused:
-        resume(pid)
-    return done
+            self.paused.discard(pid)
+        self.done.append(f"{action} {pid}")
+
+    def end(self) -> None:
+        """No more actions; every paused worker woken."""
+        self.deadline = 0.0
+        for pid in self.paused:
+            resume(pid)
+        self.paused.clear()
+
+
+def chaos(launchers, rng) -> list[str]:
+    """Chaos until the launches end or CHAOS_SECONDS pass, every paused worker woken at the end: what was done."""
+    agent = Chaos(launchers, rng)
+    while any(launcher.poll() is None for launcher in launchers) and agent.deadline > time.monotonic():
+        agent.act()
+        time.sleep(0.01)
+    agent.end()
+    return agent.done
 
 
 def close_claims(results) -> int:
@@ -68,19 +93,25 @@ def close_claims(results) -> int:
     return sum(1 for name in os.listdir(folder) if name.isdigit()) if folder.is_dir() else 0
 
 
-def killed_while_closing(launcher, results) -> bool:
-    """Wait for the launch to end; the moment it claims the closing, stop it, check that the closing is not done
-    yet, and kill it (the launcher alone: its report process sees its input end). Whether it was killed."""
+def killed_while_closing(launcher, results, chaos: Chaos) -> bool:
+    """Wait for the launch to end, `chaos` acting meanwhile; the moment it claims the closing, stop it, check that
+    the closing is not done yet, and kill it (the launcher alone: its report process sees its input end). Whether
+    it was killed. The chaos runs in the same loop, so a launch that finishes its cells within the chaos is caught
+    closing all the same, however fast the machine."""
     before, marker = close_claims(results), results / "sweeps" / "t" / "logs" / "closed.json"
-    while launcher.poll() is None:
-        if close_claims(results) > before:
-            launcher.send_signal(signal.SIGSTOP)
-            assert not marker.exists()  # mid-closing: claimed, the closing not recorded
-            launcher.send_signal(signal.SIGKILL)
-            launcher.wait()
-            return True
-        time.sleep(0.001)
-    return False
+    try:
+        while launcher.poll() is None:
+            if close_claims(results) > before:
+                launcher.send_signal(signal.SIGSTOP)
+                assert not marker.exists()  # mid-closing: claimed, the closing not recorded
+                launcher.send_signal(signal.SIGKILL)
+                launcher.wait()
+                return True
+            chaos.act()
+            time.sleep(0.001)
+        return False
+    finally:
+        chaos.end()
 
 
 def ended(launcher, results) -> tuple[int, str]:
@@ -134,18 +165,19 @@ def chaos_ablation(ablation_file):
 @pytest.mark.slow
 def test_random_pauses_and_kills_and_a_launcher_killed_while_closing(tmp_path, chaos_ablation):
     path, ids = chaos_ablation
-    results, actions, errs = tmp_path / "results", [], []
+    results, errs = tmp_path / "results", []
     launcher = with_report(path, results, "--workers", "3", *FAST)
-    actions += chaos([launcher], random.Random(1000))
+    agent = Chaos([launcher], random.Random(1000))  # the first launch only
     for _ in range(3):  # until a launch is killed while it closes (chaos may leave cells for the next one)
-        if killed_while_closing(launcher, results):
+        if killed_while_closing(launcher, results, agent):
             break
         code, err = ended(launcher, results)
         errs.append(err)
         truthful(code, results, ids)
         launcher = with_report(path, results, "--workers", "2", *FAST)
     else:
-        pytest.fail(f"no launch reached its closing: {actions}")
+        pytest.fail(f"no launch reached its closing: {agent.done}")
+    actions = agent.done
     wait_for(lambda: not processes_mentioning(str(results)))  # its report process ended by itself
     again = with_report(path, results, "--workers", "2", *FAST)
     code, err = ended(again, results)

@@ -9,11 +9,11 @@ would try to download one (TOOLCHAIN.md, "Driving a real browser offline").
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
+from system_packages import install
 
 PACKAGES = ("chromium", "chromium-driver")
 DRIVER, BROWSER = "/usr/bin/chromedriver", "/usr/bin/chromium"
@@ -21,12 +21,9 @@ DRIVER, BROWSER = "/usr/bin/chromedriver", "/usr/bin/chromium"
 
 def _install() -> str | None:
     """Why no browser can be driven here, after trying to install what is missing; None when one can."""
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    if not (os.path.exists(DRIVER) and os.path.exists(BROWSER)):
-        if os.geteuid() != 0 or shutil.which("apt-get") is None:
-            return "chromium and chromium-driver are missing and cannot be installed here (needs root and apt-get)"
-        subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True, timeout=600)
-        subprocess.run(["apt-get", "install", "-y", "-qq", *PACKAGES], env=env, capture_output=True, timeout=1200)
+    missing = install(PACKAGES, lambda: os.path.exists(DRIVER) and os.path.exists(BROWSER))
+    if missing:
+        return missing
     try:
         import selenium  # noqa: F401
     except ImportError:
@@ -36,7 +33,7 @@ def _install() -> str | None:
         import selenium  # noqa: F401,F811
     except ImportError:
         return "selenium is missing and pip could not install it"
-    return None if os.path.exists(DRIVER) and os.path.exists(BROWSER) else "apt-get could not install chromium-driver"
+    return None
 
 
 def driver(width: int = 1280, height: int = 900):
