@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.ui import WebDriverWait
 
 import synthetic
@@ -72,9 +73,12 @@ def in_row(session, sweep: str, selector: str):
     return session.find_element(By.CSS_SELECTOR, f'tr[data-sweep="{sweep}"] {selector}')
 
 
-def submit(session, button) -> None:
-    """Click a form's button and wait for the page it leads to."""
-    button.click()
+def follow(session, element) -> None:
+    """Click a link or a form's button and wait for the page it leads to: first for the page clicked on to go (until
+    then it is complete and has its h1 too; an unarchive read back before its POST was served failed that way)."""
+    page = session.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(session, 120).until(staleness_of(page))
     WebDriverWait(session, 120).until(lambda s: s.execute_script("return document.readyState") == "complete"
                                       and s.find_elements(By.CSS_SELECTOR, "h1"))
 
@@ -90,20 +94,20 @@ def test_the_index_shows_verdicts_and_tags_and_archives_sweeps(session, site, re
     assert shown["old"]["verdict"].startswith("no arm resolved better")  # planted: no difference
 
     in_row(session, "caps", 'input[name="tag"]').send_keys("paper")
-    submit(session, in_row(session, "caps", 'button[value="tag"]'))
+    follow(session, in_row(session, "caps", 'button[value="tag"]'))
     assert rows(session)["caps"]["tags"] == ["paper"] and read_labels(results, "caps").tags == ("paper",)
-    in_row(session, "caps", ".tag a").click()  # the tag's own view: its sweeps only
+    follow(session, in_row(session, "caps", ".tag a"))  # the tag's own view: its sweeps only
     assert parse_qs(urlsplit(session.current_url).query) == {"tag": ["paper"]} and set(rows(session)) == {"caps"}
 
     session.get(site + "/")
-    submit(session, in_row(session, "old", 'button[value="archive"]'))
+    follow(session, in_row(session, "old", 'button[value="archive"]'))
     assert set(rows(session)) == {"qk", "caps"} and read_labels(results, "old").archived
     toggle = session.find_element(By.ID, "archived-toggle")
     assert toggle.text == "show 1 archived sweep"
     toggle.click()
     shown = rows(session)
     assert set(shown) == {"qk", "caps", "old"} and shown["old"]["archived"] == "true"
-    submit(session, in_row(session, "old", 'button[value="unarchive"]'))
+    follow(session, in_row(session, "old", 'button[value="unarchive"]'))
     assert not read_labels(results, "old").archived
     session.find_element(By.ID, "archived-toggle").click()  # "hide them": the default view, old back in it
     assert set(rows(session)) == {"qk", "caps", "old"} and not session.find_elements(By.ID, "archived-toggle")
@@ -114,7 +118,7 @@ def test_the_overlay_draws_two_sweeps_in_one_figure_and_filters_both(session, si
     session.get(site + "/")
     for sweep in ("qk", "caps"):
         in_row(session, sweep, 'input[form="overlay"]').click()
-    submit(session, session.find_element(By.CSS_SELECTOR, '#overlay button[type="submit"]'))
+    follow(session, session.find_element(By.CSS_SELECTOR, '#overlay button[type="submit"]'))
     assert urlsplit(session.current_url).path == "/overlay"
     assert parse_qs(urlsplit(session.current_url).query) == {"sweep": ["caps", "qk"]}  # in the index's order
     arms = ("qk/base", "qk/rmsnorm", "caps/base", "caps/softcap")
